@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# install-deps.sh — install the Debian packages kpack needs to build and test, if any are missing.
+# Idempotent and quiet when everything is present, so scripts/test.sh can call it every time.
+set -euo pipefail
+
+pkgs=(
+    build-essential cmake                              # host tools and the stub (gcc, ld, make)
+    zlib1g-dev liblz4-dev liblzma-dev libzstd-dev      # codecs (the stub links the static archives)
+    doctest-dev                                        # unit tests
+    qemu-system-x86 cpio gzip                          # boot tests: QEMU, initramfs
+    lz4 zstd xz-utils                                  # reference (de)compressors for tests
+    clang                                              # libFuzzer targets
+)
+
+# dpkg-query rather than a bare `dpkg -s`: the latter also succeeds for removed packages whose
+# configuration files remain ("deinstall ok config-files").
+missing=()
+for p in "${pkgs[@]}"; do
+    [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true) == installed ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=()
+[[ $(id -u) -eq 0 ]] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update
+# No recommends: the boot tests run QEMU with -nic none, so no iPXE option ROMs are needed.
+"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# test.sh — install dependencies, build kpack in build/, run every test (unit and boot).
+# Boot tests alone: ctest --test-dir build -L boot; everything but them: -LE boot.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+scripts/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j2
+# Serial: the boot tests each run a TCG QEMU, and this project targets 2-core machines.
+ctest --test-dir build --output-on-failure
