@@ -1,0 +1,209 @@
+// The Linux x86 boot protocol (Documentation/arch/x86/boot.rst, zero-page.rst), version 2.15:
+// the setup header at file offset 0x1F1 and the 4096-byte boot_params ("zero page") that holds it.
+// This header is the one definition used by the packer, the stub, the tests and, through
+// gen_asm_offsets, the assembly.
+#pragma once
+
+#include <stddef.h>
+
+#include "le.h"
+
+namespace kpack::boot {
+
+inline constexpr uint32_t kSectorSize = 512;
+inline constexpr uint32_t kSetupHeaderOffset = 0x1F1;  // in the file and in boot_params
+inline constexpr uint16_t kBootFlag = 0xAA55;
+inline constexpr uint32_t kHeaderMagic = 0x53726448;  // "HdrS"
+inline constexpr uint16_t kProtocolVersion = 0x020F;  // 2.15
+inline constexpr uint32_t kDefaultSetupSects = 4;     // what setup_sects == 0 means
+
+// loadflags
+inline constexpr uint8_t kLoadedHigh = 1 << 0;
+inline constexpr uint8_t kKaslrFlag = 1 << 1;
+inline constexpr uint8_t kQuietFlag = 1 << 5;
+inline constexpr uint8_t kKeepSegments = 1 << 6;
+inline constexpr uint8_t kCanUseHeap = 1 << 7;
+
+// xloadflags
+inline constexpr uint16_t kXlfKernel64 = 1 << 0;
+inline constexpr uint16_t kXlfCanBeLoadedAbove4G = 1 << 1;
+
+// The 64-bit entry point sits this far into the protected-mode part (boot.rst, "64-bit boot protocol").
+inline constexpr uint32_t kEntry64Offset = 0x200;
+inline constexpr uint32_t kDefaultCode32Start = 0x100000;
+
+// Segment selectors the boot protocol hands over with: flat 4 GiB code and data.
+inline constexpr uint16_t kBootCodeSelector = 0x10;
+inline constexpr uint16_t kBootDataSelector = 0x18;
+
+struct SetupHeader {
+  uint8_t setup_sects;
+  ul16 root_flags;
+  ul32 syssize;
+  ul16 ram_size;
+  ul16 vid_mode;
+  ul16 root_dev;
+  ul16 boot_flag;
+  ul16 jump;
+  ul32 header;
+  ul16 version;
+  ul32 realmode_swtch;
+  ul16 start_sys_seg;
+  ul16 kernel_version;
+  uint8_t type_of_loader;
+  uint8_t loadflags;
+  ul16 setup_move_size;
+  ul32 code32_start;
+  ul32 ramdisk_image;
+  ul32 ramdisk_size;
+  ul32 bootsect_kludge;
+  ul16 heap_end_ptr;
+  uint8_t ext_loader_ver;
+  uint8_t ext_loader_type;
+  ul32 cmd_line_ptr;
+  ul32 initrd_addr_max;
+  ul32 kernel_alignment;
+  uint8_t relocatable_kernel;
+  uint8_t min_alignment;
+  ul16 xloadflags;
+  ul32 cmdline_size;
+  ul32 hardware_subarch;
+  ul64 hardware_subarch_data;
+  ul32 payload_offset;
+  ul32 payload_length;
+  ul64 setup_data;
+  ul64 pref_address;
+  ul32 init_size;
+  ul32 handover_offset;
+  ul32 kernel_info_offset;
+};
+
+// Offsets are asserted relative to the file (and boot_params), as the protocol documents them.
+#define KPACK_HDR_AT(field, offset) \
+  static_assert(kSetupHeaderOffset + offsetof(SetupHeader, field) == (offset), #field)
+KPACK_HDR_AT(setup_sects, 0x1F1);
+KPACK_HDR_AT(root_flags, 0x1F2);
+KPACK_HDR_AT(syssize, 0x1F4);
+KPACK_HDR_AT(ram_size, 0x1F8);
+KPACK_HDR_AT(vid_mode, 0x1FA);
+KPACK_HDR_AT(root_dev, 0x1FC);
+KPACK_HDR_AT(boot_flag, 0x1FE);
+KPACK_HDR_AT(jump, 0x200);
+KPACK_HDR_AT(header, 0x202);
+KPACK_HDR_AT(version, 0x206);
+KPACK_HDR_AT(realmode_swtch, 0x208);
+KPACK_HDR_AT(start_sys_seg, 0x20C);
+KPACK_HDR_AT(kernel_version, 0x20E);
+KPACK_HDR_AT(type_of_loader, 0x210);
+KPACK_HDR_AT(loadflags, 0x211);
+KPACK_HDR_AT(setup_move_size, 0x212);
+KPACK_HDR_AT(code32_start, 0x214);
+KPACK_HDR_AT(ramdisk_image, 0x218);
+KPACK_HDR_AT(ramdisk_size, 0x21C);
+KPACK_HDR_AT(bootsect_kludge, 0x220);
+KPACK_HDR_AT(heap_end_ptr, 0x224);
+KPACK_HDR_AT(ext_loader_ver, 0x226);
+KPACK_HDR_AT(ext_loader_type, 0x227);
+KPACK_HDR_AT(cmd_line_ptr, 0x228);
+KPACK_HDR_AT(initrd_addr_max, 0x22C);
+KPACK_HDR_AT(kernel_alignment, 0x230);
+KPACK_HDR_AT(relocatable_kernel, 0x234);
+KPACK_HDR_AT(min_alignment, 0x235);
+KPACK_HDR_AT(xloadflags, 0x236);
+KPACK_HDR_AT(cmdline_size, 0x238);
+KPACK_HDR_AT(hardware_subarch, 0x23C);
+KPACK_HDR_AT(hardware_subarch_data, 0x240);
+KPACK_HDR_AT(payload_offset, 0x248);
+KPACK_HDR_AT(payload_length, 0x24C);
+KPACK_HDR_AT(setup_data, 0x250);
+KPACK_HDR_AT(pref_address, 0x258);
+KPACK_HDR_AT(init_size, 0x260);
+KPACK_HDR_AT(handover_offset, 0x264);
+KPACK_HDR_AT(kernel_info_offset, 0x268);
+#undef KPACK_HDR_AT
+inline constexpr uint32_t kSetupHeaderEnd = kSetupHeaderOffset + sizeof(SetupHeader);
+static_assert(kSetupHeaderEnd == 0x26C);
+
+// The 2-byte short jump at 0x200 also tells how long the header is: it lands right after it.
+inline constexpr uint16_t kHeaderJump = 0xEB | ((kSetupHeaderEnd - 0x202) << 8);
+
+// e820 memory map entry, as the BIOS (int 0x15, eax=0xE820) returns it.
+struct E820Entry {
+  ul64 addr;
+  ul64 size;
+  ul32 type;
+};
+static_assert(sizeof(E820Entry) == 20);
+inline constexpr uint32_t kE820Ram = 1;
+inline constexpr uint32_t kE820MaxEntries = 128;
+
+// A node of the setup_data list that hdr.setup_data heads.
+struct SetupData {
+  ul64 next;
+  ul32 type;
+  ul32 len;
+};
+static_assert(sizeof(SetupData) == 16);
+
+struct BootParams {
+  uint8_t screen_info[0x40];
+  uint8_t apm_bios_info[0x14];
+  uint8_t pad2[4];
+  ul64 tboot_addr;
+  uint8_t ist_info[0x10];
+  ul64 acpi_rsdp_addr;
+  uint8_t pad3[8];
+  uint8_t hd0_info[16];
+  uint8_t hd1_info[16];
+  uint8_t sys_desc_table[0x10];
+  uint8_t olpc_ofw_header[0x10];
+  ul32 ext_ramdisk_image;
+  ul32 ext_ramdisk_size;
+  ul32 ext_cmd_line_ptr;
+  uint8_t pad4[0x74];
+  uint8_t edid_info[0x80];
+  uint8_t efi_info[0x20];
+  ul32 alt_mem_k;
+  ul32 scratch;
+  uint8_t e820_entries;
+  uint8_t eddbuf_entries;
+  uint8_t edd_mbr_sig_buf_entries;
+  uint8_t kbd_status;
+  uint8_t secure_boot;
+  uint8_t pad5[2];
+  uint8_t sentinel;
+  uint8_t pad6[1];
+  SetupHeader hdr;
+  uint8_t pad7[0x290 - kSetupHeaderEnd];
+  ul32 edd_mbr_sig_buffer[16];
+  E820Entry e820_table[kE820MaxEntries];
+  uint8_t pad8[48];
+  uint8_t eddbuf[0x1EC];
+  uint8_t pad9[276];
+};
+static_assert(sizeof(BootParams) == 4096);
+static_assert(offsetof(BootParams, acpi_rsdp_addr) == 0x070);
+static_assert(offsetof(BootParams, ext_ramdisk_image) == 0x0C0);
+static_assert(offsetof(BootParams, ext_ramdisk_size) == 0x0C4);
+static_assert(offsetof(BootParams, ext_cmd_line_ptr) == 0x0C8);
+static_assert(offsetof(BootParams, efi_info) == 0x1C0);
+static_assert(offsetof(BootParams, scratch) == 0x1E4);
+static_assert(offsetof(BootParams, e820_entries) == 0x1E8);
+static_assert(offsetof(BootParams, sentinel) == 0x1EF);
+static_assert(offsetof(BootParams, hdr) == kSetupHeaderOffset);
+static_assert(offsetof(BootParams, edd_mbr_sig_buffer) == 0x290);
+static_assert(offsetof(BootParams, e820_table) == 0x2D0);
+static_assert(offsetof(BootParams, eddbuf) == 0xD00);
+
+// kernel_info (protocol 2.15), in the protected-mode part at hdr.kernel_info_offset.
+inline constexpr uint32_t kKernelInfoMagic = 0x506F544C;  // "LToP"
+struct KernelInfo {
+  ul32 header;
+  ul32 size;
+  ul32 size_total;
+  ul32 setup_type_max;
+};
+static_assert(sizeof(KernelInfo) == 16);
+static_assert(offsetof(KernelInfo, setup_type_max) == 12);
+
+}  // namespace kpack::boot

@@ -1,0 +1,49 @@
+// What the packer tells the stub: a small record appended right after the stub's code in the
+// protected-mode part. The stub finds it through its own end symbol, so it does not depend on a
+// loader copying any particular setup-header field into boot_params.
+#pragma once
+
+#include <stddef.h>
+
+#include "le.h"
+
+namespace kpack {
+
+enum class Codec : uint32_t { kRaw = 0, kGzip = 1, kLz4 = 2, kZstd = 3 };
+inline constexpr uint32_t kCodecCount = 4;
+
+inline constexpr const char* codec_name(Codec codec) {
+  switch (codec) {
+    case Codec::kRaw: return "raw";
+    case Codec::kGzip: return "gzip";
+    case Codec::kLz4: return "lz4";
+    case Codec::kZstd: return "zstd";
+  }
+  return "unknown";
+}
+
+inline constexpr uint8_t kStubInfoMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
+inline constexpr uint32_t kStubInfoVersion = 1;
+// The stub blob is padded to this, and the StubInfo record starts right after it.
+inline constexpr uint32_t kStubInfoAlign = 16;
+
+struct StubInfo {
+  uint8_t magic[8];
+  ul32 version;
+  ul32 codec;               // Codec
+  ul64 payload_offset;      // from the start of the protected-mode part
+  ul64 payload_size;        // bytes of the (compressed) payload
+  ul64 image_size;          // bytes of the protected-mode part
+  ul64 min_kernel_address;  // lowest physical address the kernel may run at
+  ul64 kernel_alignment;    // physical alignment of the kernel's lowest segment
+};
+static_assert(sizeof(StubInfo) == 56);
+static_assert(offsetof(StubInfo, version) == 8);
+static_assert(offsetof(StubInfo, codec) == 12);
+static_assert(offsetof(StubInfo, payload_offset) == 16);
+static_assert(offsetof(StubInfo, payload_size) == 24);
+static_assert(offsetof(StubInfo, image_size) == 32);
+static_assert(offsetof(StubInfo, min_kernel_address) == 40);
+static_assert(offsetof(StubInfo, kernel_alignment) == 48);
+
+}  // namespace kpack

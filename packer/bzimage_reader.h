@@ -1,0 +1,47 @@
+// Reads any x86 boot-protocol image: stock bzImages (including the PE/COFF-signed ones distributions
+// ship) and kpack images. Finds the payload, decodes it, and splits it into the vmlinux ELF and the
+// relocation table that follows it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codecs.h"
+#include "formats/boot_params.h"
+#include "formats/kpack_image.h"
+#include "result.h"
+
+namespace kpack {
+
+struct BzImage {
+  boot::SetupHeader header;       // as found at 0x1F1
+  uint64_t setup_size = 0;        // bytes of the real-mode part: (setup_sects + 1) * 512
+  uint64_t payload_offset = 0;    // from the start of the file
+  uint64_t payload_size = 0;
+  StreamFormat format = StreamFormat::kRaw;
+  std::optional<StubInfo> kpack;  // present when the image was written by kpack
+};
+
+// True when `file` has the boot-protocol signature ("HdrS" at 0x202), whatever else it is.
+bool looks_like_bzimage(std::span<const uint8_t> file);
+
+// Validates the header and locates the payload. `name` is the file, for messages.
+Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& name);
+
+struct KernelPayload {
+  std::vector<uint8_t> elf;     // the vmlinux ELF, byte for byte as stored in the payload
+  std::vector<uint8_t> relocs;  // the relocation table after it (may be empty)
+};
+
+// Decodes the payload and splits it at the end of the ELF file (the furthest of its headers,
+// program headers, section headers and section contents).
+Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file,
+                                     const std::string& name);
+
+// Bytes of `elf` that belong to the ELF file proper; an error when the headers are inconsistent.
+Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf, const std::string& name);
+
+}  // namespace kpack

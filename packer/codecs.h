@@ -1,0 +1,54 @@
+// Host codecs. Packing writes one standard frame per region (gzip member, LZ4 frame, zstd frame),
+// each recording its content size and checksum, so the stub can decode every region straight to
+// its destination and verify it. Reading decodes whole payload streams, including the formats
+// stock kernels ship.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/kpack_image.h"
+#include "result.h"
+
+namespace kpack {
+
+// Compressed-stream formats found in bzImage payloads.
+enum class StreamFormat { kRaw, kGzip, kXz, kLz4Legacy, kLz4Frame, kZstd, kBzip2, kLzma, kLzo };
+
+const char* stream_format_name(StreamFormat format);
+
+// Recognises a payload by its magic bytes; raw means "starts with an ELF header".
+std::optional<StreamFormat> detect_stream_format(std::span<const uint8_t> payload);
+
+// The level used when the user gives none.
+int default_level(Codec codec);
+// Valid levels are min_level(codec)..max_level(codec); raw has only 0.
+int min_level(Codec codec);
+int max_level(Codec codec);
+
+struct CompressOptions {
+  Codec codec = Codec::kZstd;
+  int level = 0;  // 0 means default_level(codec)
+  unsigned threads = 1;  // zstd uses this many workers
+};
+
+// Appends one frame holding `region`, with content size and checksum. `name` is the output file,
+// used in error messages. Raw appends the bytes as they are.
+Status append_frame(const CompressOptions& options, std::span<const uint8_t> region,
+                    std::vector<uint8_t>& out, const std::string& name);
+
+// Decodes a payload made of one or more concatenated frames of `format` and returns their
+// concatenated content. Bytes after the last frame that do not start another frame (stock images
+// append the uncompressed size as a u32) are ignored. `name` is the input file, for messages.
+// Decoding fails once the content would exceed `max_output` bytes, so a hostile image cannot
+// exhaust memory; tests lower it to exercise the limit cheaply.
+inline constexpr uint64_t kMaxDecodedBytes = uint64_t{1} << 30;
+Result<std::vector<uint8_t>> decode_stream(StreamFormat format, std::span<const uint8_t> payload,
+                                           const std::string& name,
+                                           uint64_t max_output = kMaxDecodedBytes);
+
+}  // namespace kpack

@@ -1,0 +1,91 @@
+#include "boot_environment.h"
+
+namespace kpack {
+namespace {
+
+StubStatus add_usable_ram(const boot::BootParams& params, FreeMemory& free) {
+  uint32_t entries = params.e820_entries;
+  if (entries > boot::kE820MaxEntries) return fail("e820 map has too many entries", entries);
+  if (entries == 0) return fail("the loader passed no e820 memory map");
+  for (uint32_t i = 0; i < entries; ++i) {
+    const boot::E820Entry& e = params.e820_table[i];
+    if (e.type != boot::kE820Ram) continue;
+    Range r = range_of(e.addr, e.size);
+    if (r.end > kAddressLimit) r.end = kAddressLimit;
+    if (r.begin < kLowestUsable) r.begin = kLowestUsable;
+    KPACK_TRY(free.add(Range{align_up(r.begin, 4096), align_down(r.end, 4096)}));
+  }
+  // Entries of other types win where the map overlaps itself.
+  for (uint32_t i = 0; i < entries; ++i) {
+    const boot::E820Entry& e = params.e820_table[i];
+    if (e.type != boot::kE820Ram) KPACK_TRY(free.remove(range_of(e.addr, e.size)));
+  }
+  return StubStatus::success();
+}
+
+uint64_t command_line_length(const char* text, uint64_t max) {
+  uint64_t n = 0;
+  while (n < max && text[n]) ++n;
+  return n;
+}
+
+}  // namespace
+
+StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
+                                 PhysicalMemory& memory, BootEnvironment* out) {
+  BootEnvironment env;
+  KPACK_TRY(add_usable_ram(params, env.free));
+  KPACK_TRY(env.free.remove(range_of(boot_params_addr, sizeof(boot::BootParams))));
+
+  uint64_t cmdline = params.hdr.cmd_line_ptr | (uint64_t{params.ext_cmd_line_ptr} << 32);
+  if (cmdline) {
+    uint64_t max = params.hdr.cmdline_size ? uint64_t{params.hdr.cmdline_size} : 255;
+    if (cmdline >= kAddressLimit) return fail("command line above 4 GiB", cmdline);
+    if (max > kAddressLimit - cmdline) max = kAddressLimit - cmdline;
+    // Read byte by byte: the string's end is only known once found.
+    uint64_t length = 0;
+    while (length < max) {
+      const uint8_t* c = memory.readable(cmdline + length, 1);
+      if (!c) return fail("command line runs out of memory", cmdline);
+      if (*c == 0) break;
+      ++length;
+    }
+    env.command_line = Range{cmdline, cmdline + length + 1};
+    KPACK_TRY(env.free.remove(env.command_line));
+  }
+
+  uint64_t initrd = params.hdr.ramdisk_image | (uint64_t{params.ext_ramdisk_image} << 32);
+  uint64_t initrd_size = params.hdr.ramdisk_size | (uint64_t{params.ext_ramdisk_size} << 32);
+  if (initrd_size) {
+    env.initrd = range_of(initrd, initrd_size);
+    if (env.initrd.empty()) return fail("initrd range wraps around", initrd, initrd_size);
+    KPACK_TRY(env.free.remove(env.initrd));
+  }
+
+  for (uint64_t node = params.hdr.setup_data; node; ++env.setup_data_nodes) {
+    if (env.setup_data_nodes == kMaxSetupDataNodes) return fail("setup_data list too long or circular");
+    if (node >= kAddressLimit) return fail("setup_data above 4 GiB", node);
+    const uint8_t* bytes = memory.readable(node, sizeof(boot::SetupData));
+    if (!bytes) return fail("setup_data is not in memory", node);
+    const auto& header = *reinterpret_cast<const boot::SetupData*>(bytes);
+    Range whole = range_of(node, sizeof(boot::SetupData) + uint64_t{header.len});
+    if (whole.empty()) return fail("setup_data wraps around", node);
+    KPACK_TRY(env.free.remove(whole));
+    node = header.next;
+  }
+  *out = env;
+  return StubStatus::success();
+}
+
+bool command_line_has(const char* text, uint64_t length, const char* word) {
+  uint64_t word_length = command_line_length(word, 256);
+  for (uint64_t i = 0; i + word_length <= length; ++i) {
+    if (i > 0 && text[i - 1] != ' ') continue;
+    uint64_t k = 0;
+    while (k < word_length && text[i + k] == word[k]) ++k;
+    if (k == word_length && (i + k == length || text[i + k] == ' ' || text[i + k] == 0)) return true;
+  }
+  return false;
+}
+
+}  // namespace kpack

@@ -1,0 +1,32 @@
+// What the loader handed over, turned into physical ranges: usable RAM from the e820 map, and the
+// live data the stub must not overwrite (boot_params, the command line, setup_data, the initrd).
+#pragma once
+
+#include <stdint.h>
+
+#include "formats/boot_params.h"
+#include "free_memory.h"
+#include "physical_memory.h"
+#include "status.h"
+
+namespace kpack {
+
+inline constexpr uint64_t kAddressLimit = 1ull << 32;  // the stub's identity map ends here
+inline constexpr uint32_t kMaxSetupDataNodes = 256;
+inline constexpr uint64_t kLowestUsable = 0x100000;  // below 1 MiB live BIOS data, the setup code and its stack
+
+struct BootEnvironment {
+  FreeMemory free;          // usable RAM below 4 GiB, above 1 MiB, minus the live ranges
+  Range command_line;       // empty when there is none
+  Range initrd;             // empty when there is none
+  uint32_t setup_data_nodes = 0;
+};
+
+// `boot_params_addr` is the physical address of `params`.
+StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
+                                 PhysicalMemory& memory, BootEnvironment* out);
+
+// True when the command line holds `word` as a whole space-separated token.
+bool command_line_has(const char* command_line, uint64_t length, const char* word);
+
+}  // namespace kpack

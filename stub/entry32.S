@@ -1,0 +1,77 @@
+// 32-bit entry, at the start of the protected-mode part (code32_start). Boot protocol contract:
+// protected mode, paging off, flat CS = 0x10 / DS = 0x18, interrupts off, ESI = boot_params.
+// It builds an identity map of the low 4 GiB, enters long mode and continues at the 64-bit entry,
+// which then runs exactly as it does for a 64-bit loader.
+#include "asm_offsets.h"
+
+	.code32
+	.section .text.entry32, "ax"
+	.globl startup_32
+startup_32:
+	cli
+	cld
+	// We may be loaded anywhere: find out where with call/pop, borrowing boot_params.scratch as a
+	// 4-byte stack (the protocol reserves it for exactly this).
+	leal	(BP_SCRATCH + 4)(%esi), %esp
+	call	1f
+1:	popl	%ebp
+
+	leal	(boot_stack_top - 1b)(%ebp), %esp
+
+	// Identity map 0..4 GiB with 2 MiB pages: PML4[0] -> PDPT[0..3] -> four page directories.
+	leal	(boot32_page_tables - 1b)(%ebp), %edi
+	leal	0x1003(%edi), %eax
+	movl	%eax, (%edi)
+	leal	0x2003(%edi), %eax
+	leal	0x1000(%edi), %ebx
+	movl	$4, %ecx
+2:	movl	%eax, (%ebx)
+	addl	$0x1000, %eax
+	addl	$8, %ebx
+	loop	2b
+	leal	0x2000(%edi), %ebx
+	movl	$0x83, %eax			// present, writable, 2 MiB page
+	movl	$2048, %ecx
+3:	movl	%eax, (%ebx)
+	addl	$0x200000, %eax
+	addl	$8, %ebx
+	loop	3b
+
+	// Long mode: PAE, the page tables, EFER.LME, then paging on.
+	movl	%cr4, %eax
+	orl	$0x20, %eax
+	movl	%eax, %cr4
+	movl	%edi, %cr3
+	movl	$0xC0000080, %ecx
+	rdmsr
+	orl	$0x100, %eax
+	wrmsr
+	// A GDT with a 64-bit code segment; its base is only known at run time, so build the
+	// descriptor on the stack.
+	leal	(boot_gdt - 1b)(%ebp), %eax
+	pushl	%eax
+	pushw	$BOOT_GDT_LIMIT
+	lgdt	(%esp)
+	addl	$6, %esp
+	movl	%cr0, %eax
+	orl	$0x80000001, %eax
+	movl	%eax, %cr0
+
+	// A far return into the 64-bit code segment completes the switch.
+	pushl	$BOOT_CS
+	leal	(startup_64 - 1b)(%ebp), %eax
+	pushl	%eax
+	lret
+
+	.balign 8
+	.globl boot_gdt
+boot_gdt:
+	.quad	0
+	.quad	0
+	.quad	0x00AF9B000000FFFF		// BOOT_CS: 64-bit code
+	.quad	0x00CF93000000FFFF		// BOOT_DS: flat data
+
+	.section .bss.page_tables, "aw", @nobits
+	.balign 4096
+boot32_page_tables:
+	.fill	6 * 4096, 1, 0

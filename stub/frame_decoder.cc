@@ -1,0 +1,165 @@
+#include "frame_decoder.h"
+
+#include "codec_config.h"
+
+namespace kpack {
+namespace {
+
+uint32_t load_u32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24; }
+uint64_t load_u64(const uint8_t* p) { return load_u32(p) | uint64_t{load_u32(p + 4)} << 32; }
+
+voidpf zlib_alloc(voidpf opaque, uInt items, uInt size) {
+  return static_cast<Arena*>(opaque)->allocate(uint64_t{items} * size);
+}
+void zlib_free(voidpf, voidpf) {}
+
+// LZ4 frame format (lz4_Frame_format.md): the descriptor's bits.
+constexpr uint32_t kLz4FrameMagic = 0x184D2204;
+constexpr uint8_t kLz4VersionMask = 0xC0, kLz4Version = 0x40;
+constexpr uint8_t kLz4BlockIndependent = 0x20, kLz4BlockChecksum = 0x10, kLz4ContentSize = 0x08;
+constexpr uint8_t kLz4ContentChecksum = 0x04, kLz4Reserved = 0x02, kLz4DictId = 0x01;
+constexpr uint32_t kLz4Uncompressed = 0x80000000u;
+
+}  // namespace
+
+StubStatus FrameDecoder::init(Codec codec, Arena& arena) {
+  codec_ = codec;
+  arena_ = &arena;
+  if (codec == Codec::kZstd) {
+    uint64_t size = ZSTD_estimateDCtxSize();
+    void* memory = arena.allocate(size, 64);
+    zstd_ = memory ? ZSTD_initStaticDCtx(memory, size) : nullptr;
+    if (!zstd_) return fail("no memory for the zstd decoder", size);
+  } else if (codec == Codec::kGzip) {
+    zlib_ = static_cast<z_stream*>(arena.allocate(sizeof(z_stream)));
+    if (!zlib_) return fail("no memory for the gzip decoder");
+    *zlib_ = z_stream{};
+    zlib_->zalloc = zlib_alloc;
+    zlib_->zfree = zlib_free;
+    zlib_->opaque = &arena;
+    if (inflateInit2(zlib_, 16 + MAX_WBITS) != Z_OK) return fail("cannot set up the gzip decoder");
+  } else if (codec != Codec::kLz4) {
+    return fail("unknown payload codec", static_cast<uint32_t>(codec));
+  }
+  return StubStatus::success();
+}
+
+StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                                bool exact, uint64_t* consumed, uint64_t* produced) {
+  *consumed = *produced = 0;
+  StubStatus status = fail("unknown payload codec", static_cast<uint32_t>(codec_));
+  if (codec_ == Codec::kGzip) status = decode_gzip(src, available, dst, capacity, consumed, produced);
+  if (codec_ == Codec::kLz4) status = decode_lz4(src, available, dst, capacity, consumed, produced);
+  if (codec_ == Codec::kZstd) status = decode_zstd(src, available, dst, capacity, consumed, produced);
+  if (status.ok() && exact && *produced != capacity)
+    return fail("payload frame has the wrong size", *produced, capacity);
+  return status;
+}
+
+StubStatus FrameDecoder::decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                                     uint64_t* consumed, uint64_t* produced) {
+  if (capacity > 0xFFFFFFFFu) return fail("region too large for one gzip member", capacity);
+  if (inflateReset(zlib_) != Z_OK) return fail("cannot reset the gzip decoder");
+  zlib_->next_in = const_cast<Bytef*>(src);
+  zlib_->avail_in = available > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uInt>(available);
+  zlib_->next_out = dst;
+  zlib_->avail_out = static_cast<uInt>(capacity);
+  // One call with Z_FINISH: inflate writes straight into dst and, finishing in one go, never
+  // copies its output into a window. It checks the member's CRC32 and ISIZE itself.
+  int result = inflate(zlib_, Z_FINISH);
+  if (result != Z_STREAM_END) {
+    if (result == Z_BUF_ERROR && zlib_->avail_out == 0) return fail("gzip member larger than its region", capacity);
+    if (result == Z_BUF_ERROR) return fail("gzip member truncated");
+    return fail("corrupt gzip member (bad data or CRC32)", static_cast<uint64_t>(-result));
+  }
+  *consumed = zlib_->total_in;
+  *produced = zlib_->total_out;
+  return StubStatus::success();
+}
+
+StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                                    uint64_t* consumed, uint64_t* produced) {
+  if (available < 7 || load_u32(src) != kLz4FrameMagic) return fail("not an LZ4 frame");
+  uint8_t flags = src[4], block_descriptor = src[5];
+  if ((flags & kLz4VersionMask) != kLz4Version || (flags & (kLz4Reserved | kLz4DictId)) ||
+      (block_descriptor & 0x8F))
+    return fail("unsupported LZ4 frame descriptor", flags, block_descriptor);
+  // The packer always records the content checksum: without it the kernel could not be verified.
+  if (!(flags & kLz4ContentChecksum)) return fail("LZ4 frame has no content checksum");
+  uint32_t block_size_id = block_descriptor >> 4;
+  if (block_size_id < 4) return fail("bad LZ4 block size", block_size_id);
+  uint64_t max_block = uint64_t{1} << (2 * block_size_id + 8);
+  uint64_t at = 6;
+  if (flags & kLz4ContentSize) {
+    if (available < at + 9) return fail("LZ4 frame truncated");
+    if (load_u64(src + at) > capacity) return fail("LZ4 frame larger than its region", load_u64(src + at), capacity);
+    at += 8;
+  }
+  if (((LZ4_XXH32(src + 4, at - 4, 0) >> 8) & 0xFF) != src[at]) return fail("LZ4 frame descriptor checksum mismatch");
+  ++at;
+
+  uint64_t written = 0;
+  for (;;) {
+    if (available - at < 4) return fail("LZ4 frame truncated");
+    uint32_t block = load_u32(src + at);
+    at += 4;
+    if (block == 0) break;
+    uint64_t size = block & ~kLz4Uncompressed;
+    if (size > max_block) return fail("LZ4 block larger than the frame's block size", size);
+    if (available - at < size) return fail("LZ4 frame truncated");
+    uint64_t room = capacity - written < max_block ? capacity - written : max_block;
+    if (block & kLz4Uncompressed) {
+      if (size > room) return fail("LZ4 frame larger than its region", capacity);
+      __builtin_memcpy(dst + written, src + at, size);
+      written += size;
+    } else {
+      // Linked blocks refer back into everything already written to this region, which is still
+      // in place right before dst + written: the prefix form of the dictionary API.
+      bool linked = !(flags & kLz4BlockIndependent);
+      int n = LZ4_decompress_safe_usingDict(reinterpret_cast<const char*>(src + at),
+                                            reinterpret_cast<char*>(dst + written), static_cast<int>(size),
+                                            static_cast<int>(room), reinterpret_cast<const char*>(dst),
+                                            linked ? static_cast<int>(written > 0x7FFFFFFF ? 0x7FFFFFFF : written) : 0);
+      if (n < 0) return fail("corrupt LZ4 block", at);
+      written += static_cast<uint64_t>(n);
+    }
+    at += size;
+    if (flags & kLz4BlockChecksum) {
+      if (available - at < 4) return fail("LZ4 frame truncated");
+      if (LZ4_XXH32(src + at - size, size, 0) != load_u32(src + at)) return fail("LZ4 block checksum mismatch");
+      at += 4;
+    }
+  }
+  if (available - at < 4) return fail("LZ4 frame truncated");
+  if (LZ4_XXH32(dst, written, 0) != load_u32(src + at)) return fail("LZ4 content checksum mismatch");
+  at += 4;
+  if ((flags & kLz4ContentSize) && load_u64(src + 6) != written) return fail("LZ4 frame size mismatch", written);
+  *consumed = at;
+  *produced = written;
+  return StubStatus::success();
+}
+
+StubStatus FrameDecoder::decode_zstd(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                                     uint64_t* consumed, uint64_t* produced) {
+  ZSTD_frameHeader header;
+  size_t result = ZSTD_getFrameHeader(&header, src, available);
+  if (ZSTD_isError(result) || result != 0 || header.frameType != ZSTD_frame) return fail("not a zstd frame");
+  if (!header.checksumFlag) return fail("zstd frame has no content checksum");
+  if (header.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN && header.frameContentSize > capacity)
+    return fail("zstd frame larger than its region", header.frameContentSize, capacity);
+  size_t frame = ZSTD_findFrameCompressedSize(src, available);
+  if (ZSTD_isError(frame)) return fail("corrupt or truncated zstd frame");
+  // Single-pass decoding into the destination: the frame's history is the region itself, so zstd
+  // needs no window buffer, and it verifies the frame's XXH64 before returning.
+  result = ZSTD_decompressDCtx(zstd_, dst, capacity, src, frame);
+  if (ZSTD_isError(result)) {
+    if (ZSTD_getErrorCode(result) == ZSTD_error_checksum_wrong) return fail("zstd content checksum mismatch");
+    if (ZSTD_getErrorCode(result) == ZSTD_error_dstSize_tooSmall) return fail("zstd frame larger than its region", capacity);
+    return fail("corrupt zstd frame", ZSTD_getErrorCode(result));
+  }
+  *consumed = frame;
+  *produced = result;
+  return StubStatus::success();
+}
+
+}  // namespace kpack

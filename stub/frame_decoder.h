@@ -1,0 +1,41 @@
+// Decodes one payload frame (gzip member, LZ4 frame or zstd frame) straight into its destination,
+// verifying the frame's checksum. The packer writes one frame per region of the ELF file, so a
+// frame never straddles two destinations and no decoder keeps a copy of the kernel.
+#pragma once
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "formats/kpack_image.h"
+#include "status.h"
+
+struct ZSTD_DCtx_s;
+struct z_stream_s;
+
+namespace kpack {
+
+class FrameDecoder {
+ public:
+  // Takes the codec state from `arena`.
+  StubStatus init(Codec codec, Arena& arena);
+
+  // Decodes the frame at the start of src[0, available). Writes only within dst[0, capacity).
+  // With `exact`, the frame must hold exactly `capacity` bytes.
+  StubStatus decode(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, bool exact,
+                    uint64_t* consumed, uint64_t* produced);
+
+ private:
+  StubStatus decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                         uint64_t* consumed, uint64_t* produced);
+  StubStatus decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                        uint64_t* consumed, uint64_t* produced);
+  StubStatus decode_zstd(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                         uint64_t* consumed, uint64_t* produced);
+
+  Codec codec_ = Codec::kRaw;
+  Arena* arena_ = nullptr;
+  ZSTD_DCtx_s* zstd_ = nullptr;
+  z_stream_s* zlib_ = nullptr;
+};
+
+}  // namespace kpack

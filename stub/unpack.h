@@ -1,0 +1,52 @@
+// The unpack engine: reads the kernel's ELF headers from the start of the payload, places the
+// kernel in free memory, then writes each PT_LOAD straight to its destination (decoding its frame
+// there, or for raw payloads leaving it where the loader put it). Compiled into the stub and into
+// the host tests and fuzzers, where PhysicalMemory is a checked buffer.
+#pragma once
+
+#include <stdint.h>
+
+#include "formats/kpack_image.h"
+#include "free_memory.h"
+#include "kernel_elf.h"
+#include "physical_memory.h"
+#include "status.h"
+
+namespace kpack {
+
+inline constexpr uint64_t kScratchSize = 64 * 1024;     // ELF headers and the bytes between segments
+inline constexpr uint64_t kArenaSize = 448 * 1024;      // codec state (zstd's context is ~94 KiB)
+inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;
+
+struct UnpackRequest {
+  Codec codec = Codec::kRaw;
+  uint64_t payload_addr = 0;  // physical
+  uint64_t payload_size = 0;
+  Range image;                // the whole loaded protected-mode part (stub, payload)
+  uint64_t min_kernel_address = 0;
+};
+
+struct UnpackResult {
+  KernelImage kernel;
+  uint64_t base = 0;        // physical address of the kernel's lowest segment
+  uint64_t entry = 0;       // physical entry point
+  Range work;               // where the scratch and codec state lived
+  bool in_place = false;    // raw only: the segments were already where they run
+  uint64_t moved = 0;       // bytes copied besides decoder output (raw not in place)
+  uint64_t decoded = 0;     // bytes written by decoders
+};
+
+// Called after each phase, so the stub can time it and print it with kpack.debug.
+class UnpackTrace {
+ public:
+  virtual void phase(const char* name, uint64_t bytes) = 0;
+
+ protected:
+  ~UnpackTrace() = default;
+};
+
+// `free` is usable RAM minus the loader's live data; the image itself is still inside it.
+StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
+                         UnpackTrace& trace, UnpackResult* result);
+
+}  // namespace kpack
