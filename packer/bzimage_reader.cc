@@ -1,0 +1,186 @@
+// Reading boot-protocol images. Everything here distrusts the file: each offset and size is
+// checked against the bytes actually present before it is used, with overflow-safe arithmetic.
+#include "bzimage_reader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "formats/elf64.h"
+
+namespace kpack {
+
+namespace {
+
+constexpr uint32_t kMinPayloadVersion = 0x0208;  // payload_offset/payload_length appeared in 2.08
+constexpr uint64_t kStubInfoSearchLimit = 1 << 20;
+constexpr uint32_t kShtNobits = 8;
+constexpr uint16_t kShnUndef = 0;
+
+std::string hex(uint64_t value) {
+  char buf[24];
+  snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+template <typename T>
+T load(std::span<const uint8_t> bytes, uint64_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return value;
+}
+
+// True when [offset, offset + size) lies within `limit`, without overflowing.
+bool fits(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= limit && size <= limit - offset; }
+
+// Locates the record the packer appends after the stub. It sits before the payload, so only that
+// stretch is searched: compressed or raw kernel bytes can never be mistaken for it.
+Result<std::optional<StubInfo>> find_stub_info(std::span<const uint8_t> protected_mode, const BzImage& image,
+                                               const std::string& name) {
+  const uint64_t payload_in_pm = image.header.payload_offset;
+  const uint64_t limit = std::min<uint64_t>({payload_in_pm, kStubInfoSearchLimit, protected_mode.size()});
+  for (uint64_t at = 0; at + sizeof(StubInfo) <= limit; at += kStubInfoAlign) {
+    if (std::memcmp(protected_mode.data() + at, kStubInfoMagic, sizeof(kStubInfoMagic)) != 0) continue;
+    const auto info = load<StubInfo>(protected_mode, at);
+    const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
+    if (info.version != kStubInfoVersion)
+      return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
+                                ", this kpack reads version " + std::to_string(kStubInfoVersion) + where);
+    if (info.codec >= kCodecCount) return error_in(name, "unknown codec " + std::to_string(info.codec) + where);
+    if (info.payload_offset != image.header.payload_offset || info.payload_size != image.header.payload_length)
+      return error_in(name, "the kpack record's payload (offset " + hex(info.payload_offset) + ", " +
+                                std::to_string(info.payload_size) + " bytes) disagrees with the setup header's" +
+                                " (offset " + hex(image.header.payload_offset) + ", " +
+                                std::to_string(image.header.payload_length) + " bytes)" + where);
+    return std::optional<StubInfo>(info);
+  }
+  return std::optional<StubInfo>();
+}
+
+}  // namespace
+
+bool looks_like_bzimage(std::span<const uint8_t> file) {
+  constexpr uint64_t kMagicAt = 0x202;
+  return file.size() >= kMagicAt + 4 && load<ul32>(file, kMagicAt) == boot::kHeaderMagic;
+}
+
+Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& name) {
+  using namespace boot;
+  if (file.size() < kSetupHeaderEnd)
+    return error_in(name, "too short to be a bzImage (" + std::to_string(file.size()) + " bytes)");
+  BzImage image;
+  image.header = load<SetupHeader>(file, kSetupHeaderOffset);
+  SetupHeader& hdr = image.header;
+  if (hdr.boot_flag != kBootFlag)
+    return error_in(name, "not a bzImage: boot flag is " + hex(hdr.boot_flag) + ", expected 0xaa55");
+  if (hdr.header != kHeaderMagic) return error_in(name, "not a bzImage: no \"HdrS\" signature at 0x202");
+  if (hdr.version < kMinPayloadVersion)
+    return error_in(name, "boot protocol " + std::to_string(hdr.version >> 8) + "." +
+                              std::to_string(hdr.version & 0xFF) + " is too old (payload location needs 2.08)");
+
+  // The jump at 0x200 lands right after the header, so bytes past that belong to the setup code
+  // of an older protocol version, not to fields it defines.
+  const uint64_t header_end = 0x202 + file[0x201];
+  if (header_end < kSetupHeaderEnd) {
+    const uint64_t keep = std::max<uint64_t>(header_end, 0x250) - kSetupHeaderOffset;
+    std::memset(reinterpret_cast<uint8_t*>(&hdr) + keep, 0, sizeof(hdr) - keep);
+  }
+
+  const uint32_t setup_sects = hdr.setup_sects == 0 ? kDefaultSetupSects : hdr.setup_sects;
+  image.setup_size = uint64_t{setup_sects + 1} * kSectorSize;
+  if (image.setup_size >= file.size())
+    return error_in(name, "the real-mode setup (" + std::to_string(image.setup_size) + " bytes) covers the whole " +
+                              std::to_string(file.size()) + "-byte file");
+  const auto protected_mode = file.subspan(image.setup_size);
+
+  if (hdr.payload_length == 0) return error_in(name, "the setup header gives an empty payload");
+  if (!fits(hdr.payload_offset, hdr.payload_length, protected_mode.size()))
+    return error_in(name, "payload (offset " + hex(hdr.payload_offset) + ", " + std::to_string(hdr.payload_length) +
+                              " bytes) lies outside the " + std::to_string(protected_mode.size()) +
+                              "-byte protected-mode part");
+  image.payload_offset = image.setup_size + hdr.payload_offset;
+  image.payload_size = hdr.payload_length;
+
+  const auto payload = file.subspan(image.payload_offset, image.payload_size);
+  const auto format = detect_stream_format(payload);
+  if (!format) {
+    std::string first;
+    for (size_t i = 0; i < std::min<size_t>(payload.size(), 8); ++i) first += (i ? " " : "") + hex(payload[i]);
+    return error_in(name, "unknown payload format (first bytes " + first + ")");
+  }
+  image.format = *format;
+
+  auto stub_info = find_stub_info(protected_mode, image, name);
+  if (!stub_info) return stub_info.error();
+  image.kpack = *stub_info;
+  return image;
+}
+
+Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::string& name) {
+  using namespace elf;
+  if (elf_bytes.size() < sizeof(Ehdr) || std::memcmp(elf_bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return error_in(name, "the decompressed kernel is not an ELF file");
+  const auto ehdr = load<Ehdr>(elf_bytes, 0);
+  if (ehdr.ident[4] != kClass64) return error_in(name, "the kernel ELF is not 64-bit");
+  if (ehdr.ident[5] != kDataLittle) return error_in(name, "the kernel ELF is not little-endian");
+  if (ehdr.machine != kMachineX86_64)
+    return error_in(name, "the kernel ELF is for machine " + std::to_string(ehdr.machine) + ", not x86-64");
+
+  const uint64_t size = elf_bytes.size();
+  uint64_t extent = std::max<uint64_t>(sizeof(Ehdr), ehdr.ehsize);
+  // Each piece must lie inside the data; the extent is the end of the furthest one.
+  auto cover = [&](uint64_t offset, uint64_t bytes, const std::string& what) -> std::optional<Error> {
+    if (!fits(offset, bytes, size))
+      return error_in(name, "the kernel ELF is truncated: it has " + std::to_string(size) + " bytes but needs " +
+                                hex(offset) + " + " + std::to_string(bytes) + " for its " + what);
+    extent = std::max(extent, offset + bytes);
+    return std::nullopt;
+  };
+  if (auto e = cover(0, extent, "file header")) return *e;
+
+  if (ehdr.phnum != 0) {
+    if (ehdr.phentsize < sizeof(Phdr))
+      return error_in(name, "the kernel ELF's program header size " + std::to_string(ehdr.phentsize) + " is too small");
+    if (auto e = cover(ehdr.phoff, uint64_t{ehdr.phnum} * ehdr.phentsize, "program headers")) return *e;
+    for (uint64_t i = 0; i < ehdr.phnum; ++i) {
+      const auto phdr = load<Phdr>(elf_bytes, ehdr.phoff + i * ehdr.phentsize);
+      if (phdr.type != kPtLoad) continue;
+      if (auto e = cover(phdr.offset, phdr.filesz, "segment " + std::to_string(i))) return *e;
+    }
+  }
+
+  if (ehdr.shoff != 0) {
+    if (ehdr.shentsize < sizeof(Shdr))
+      return error_in(name, "the kernel ELF's section header size " + std::to_string(ehdr.shentsize) + " is too small");
+    if (auto e = cover(ehdr.shoff, ehdr.shentsize, "section header 0")) return *e;
+    // With 0xFF00 or more sections, e_shnum is 0 and section 0's size holds the count.
+    uint64_t shnum = ehdr.shnum;
+    if (shnum == kShnUndef) shnum = load<Shdr>(elf_bytes, ehdr.shoff).size;
+    if (shnum > size / ehdr.shentsize) return error_in(name, "the kernel ELF claims " + std::to_string(shnum) + " sections");
+    if (auto e = cover(ehdr.shoff, shnum * ehdr.shentsize, "section headers")) return *e;
+    for (uint64_t i = 0; i < shnum; ++i) {
+      const auto shdr = load<Shdr>(elf_bytes, ehdr.shoff + i * ehdr.shentsize);
+      if (shdr.type == kShtNobits) continue;
+      if (auto e = cover(shdr.offset, shdr.size, "section " + std::to_string(i))) return *e;
+    }
+  }
+  return extent;
+}
+
+Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file, const std::string& name) {
+  if (!fits(image.payload_offset, image.payload_size, file.size()))
+    return error_in(name, "payload lies outside the file");
+  auto decoded = decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name);
+  if (!decoded) return decoded.error();
+  std::vector<uint8_t>& data = *decoded;
+  auto extent = elf_file_extent(data, name);
+  if (!extent) return extent.error();
+
+  KernelPayload kernel;
+  kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(*extent), data.end());
+  data.resize(*extent);
+  kernel.elf = std::move(data);
+  return kernel;
+}
+
+}  // namespace kpack

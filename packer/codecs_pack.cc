@@ -1,0 +1,157 @@
+// Compression side of the codecs: one self-describing frame per region. Every frame records its
+// content size and a checksum of the content, so the stub can size its output before decoding and
+// prove afterwards that what it wrote is what the packer read.
+#include <lz4frame.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "codecs.h"
+
+namespace kpack {
+
+int default_level(Codec codec) {
+  switch (codec) {
+    case Codec::kRaw: return 0;
+    case Codec::kGzip: return 9;
+    case Codec::kLz4: return 9;
+    case Codec::kZstd: return 19;
+  }
+  return 0;
+}
+
+int min_level(Codec codec) { return codec == Codec::kRaw ? 0 : 1; }
+
+int max_level(Codec codec) {
+  switch (codec) {
+    case Codec::kRaw: return 0;
+    case Codec::kGzip: return 9;
+    case Codec::kLz4: return 12;
+    case Codec::kZstd: return 22;
+  }
+  return 0;
+}
+
+namespace {
+
+Status append_gzip(int level, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                   const std::string& name) {
+  z_stream stream{};
+  // windowBits 15 + 16 asks zlib for a gzip wrapper: header, CRC32 and ISIZE trailer.
+  if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return error_in(name, "gzip: cannot initialise the compressor");
+  std::unique_ptr<z_stream, decltype(&deflateEnd)> guard(&stream, &deflateEnd);
+
+  const size_t start = out.size();
+  out.resize(start + deflateBound(&stream, region.size()));
+  // zlib counts in uInt, so feed regions larger than 4 GiB in pieces.
+  constexpr size_t kMaxPiece = std::numeric_limits<uInt>::max();
+  size_t in_pos = 0;
+  size_t out_pos = start;
+  for (;;) {
+    const size_t in_piece = std::min(region.size() - in_pos, kMaxPiece);
+    const bool last = in_pos + in_piece == region.size();
+    stream.next_in = const_cast<Bytef*>(region.data() + in_pos);
+    stream.avail_in = static_cast<uInt>(in_piece);
+    if (out.size() - out_pos < 64) out.resize(out.size() + (1 << 16));
+    stream.next_out = out.data() + out_pos;
+    stream.avail_out = static_cast<uInt>(std::min(out.size() - out_pos, kMaxPiece));
+    const uInt avail_out_before = stream.avail_out;
+    const int ret = deflate(&stream, last ? Z_FINISH : Z_NO_FLUSH);
+    in_pos += in_piece - stream.avail_in;
+    out_pos += avail_out_before - stream.avail_out;
+    if (ret == Z_STREAM_END) break;
+    if (ret != Z_OK && ret != Z_BUF_ERROR)
+      return error_in(name, std::string("gzip compression failed: ") + (stream.msg ? stream.msg : "zlib error"));
+  }
+  out.resize(out_pos);
+  return Ok{};
+}
+
+Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                  const std::string& name) {
+  LZ4F_preferences_t prefs{};
+  prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+  prefs.frameInfo.blockMode = LZ4F_blockLinked;
+  prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+  prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
+  prefs.frameInfo.frameType = LZ4F_frame;
+  prefs.frameInfo.contentSize = region.size();  // LZ4F reads 0 as "unknown": an empty region has no size field
+  prefs.compressionLevel = level;  // LZ4F switches to the HC compressor from level 3 on
+
+  LZ4F_cctx* raw_ctx = nullptr;
+  if (LZ4F_isError(LZ4F_createCompressionContext(&raw_ctx, LZ4F_VERSION)))
+    return error_in(name, "lz4: cannot create a compression context");
+  std::unique_ptr<LZ4F_cctx, decltype(&LZ4F_freeCompressionContext)> ctx(raw_ctx, &LZ4F_freeCompressionContext);
+
+  // The streaming API keeps the 4 MiB block size; LZ4F_compressFrame would shrink it to fit
+  // small inputs, and the stub relies on one fixed block size.
+  const size_t start = out.size();
+  out.resize(start + LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(region.size(), &prefs));
+  size_t pos = start;
+  auto check = [&](size_t ret) -> bool {
+    if (LZ4F_isError(ret)) return false;
+    pos += ret;
+    return true;
+  };
+  if (!check(LZ4F_compressBegin(ctx.get(), out.data() + pos, out.size() - pos, &prefs)) ||
+      !check(LZ4F_compressUpdate(ctx.get(), out.data() + pos, out.size() - pos, region.data(),
+                                 region.size(), nullptr)) ||
+      !check(LZ4F_compressEnd(ctx.get(), out.data() + pos, out.size() - pos, nullptr))) {
+    out.resize(start);
+    return error_in(name, "lz4 compression failed");
+  }
+  out.resize(pos);
+  return Ok{};
+}
+
+Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region,
+                   std::vector<uint8_t>& out, const std::string& name) {
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> ctx(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  if (!ctx) return error_in(name, "zstd: cannot create a compression context");
+  auto set = [&](ZSTD_cParameter param, int value) -> bool {
+    return !ZSTD_isError(ZSTD_CCtx_setParameter(ctx.get(), param, value));
+  };
+  if (!set(ZSTD_c_compressionLevel, level) || !set(ZSTD_c_checksumFlag, 1) ||
+      !set(ZSTD_c_contentSizeFlag, 1))
+    return error_in(name, "zstd: cannot set the compression parameters");
+  if (threads > 1 && !set(ZSTD_c_nbWorkers, static_cast<int>(threads)))
+    return error_in(name, "zstd: this libzstd cannot compress with several threads");
+
+  // ZSTD_compress2 is one-shot, so it knows the source size and writes it into the frame header.
+  const size_t start = out.size();
+  out.resize(start + ZSTD_compressBound(region.size()));
+  const size_t written =
+      ZSTD_compress2(ctx.get(), out.data() + start, out.size() - start, region.data(), region.size());
+  if (ZSTD_isError(written)) {
+    out.resize(start);
+    return error_in(name, std::string("zstd compression failed: ") + ZSTD_getErrorName(written));
+  }
+  out.resize(start + written);
+  return Ok{};
+}
+
+}  // namespace
+
+Status append_frame(const CompressOptions& options, std::span<const uint8_t> region,
+                    std::vector<uint8_t>& out, const std::string& name) {
+  const int level = options.level == 0 ? default_level(options.codec) : options.level;
+  if (level < min_level(options.codec) || level > max_level(options.codec))
+    return error_in(name, std::string(codec_name(options.codec)) + " level " + std::to_string(level) +
+                              " is out of range " + std::to_string(min_level(options.codec)) + ".." +
+                              std::to_string(max_level(options.codec)));
+  switch (options.codec) {
+    case Codec::kRaw:
+      out.insert(out.end(), region.begin(), region.end());
+      return Ok{};
+    case Codec::kGzip: return append_gzip(level, region, out, name);
+    case Codec::kLz4: return append_lz4(level, region, out, name);
+    case Codec::kZstd: return append_zstd(level, options.threads, region, out, name);
+  }
+  return error_in(name, "unknown codec " + std::to_string(static_cast<uint32_t>(options.codec)));
+}
+
+}  // namespace kpack

@@ -1,0 +1,116 @@
+// File access through plain POSIX calls, because the atomic write needs mkstemp, fsync and rename
+// on descriptors, and errno gives the one-line reasons users need.
+#include "file_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kpack {
+
+namespace {
+
+std::string reason(int err) {
+  switch (err) {
+    case ENOENT: return "no such file";
+    case EISDIR: return "is a directory";
+    case EACCES: return "permission denied";
+    default: return strerror(err);
+  }
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes now, because close can report a deferred write error (NFS, quota).
+  int close_now() {
+    const int ret = close(fd_);
+    fd_ = -1;
+    return ret;
+  }
+
+ private:
+  int fd_;
+};
+
+bool write_all(int fd, std::span<const uint8_t> data) {
+  while (!data.empty()) {
+    const ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data = data.subspan(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> read_file(const std::string& path) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return error_in(path, reason(errno));
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return error_in(path, reason(errno));
+  if (S_ISDIR(st.st_mode)) return error_in(path, reason(EISDIR));
+
+  // Read until end of file rather than trusting st_size, so pipes and growing files work too.
+  // One spare byte lets the read that sees end of file run without first growing the buffer.
+  std::vector<uint8_t> data(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 1 << 16);
+  size_t filled = 0;
+  for (;;) {
+    if (filled == data.size()) data.resize(data.size() * 2);
+    const ssize_t n = read(fd.get(), data.data() + filled, data.size() - filled);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return error_in(path, "read failed: " + std::string(strerror(errno)));
+    }
+    if (n == 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  data.resize(filled);
+  return data;
+}
+
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> data, unsigned mode) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) return error_in(path, "is a directory");
+
+  std::string temp = dir + "/." + base + ".kpack-XXXXXX";
+  Fd fd(mkostemp(temp.data(), O_CLOEXEC));
+  if (fd.get() < 0) return error_in(path, "cannot create a temporary file in " + dir + ": " + strerror(errno));
+
+  auto fail = [&](const char* step) -> Status {
+    const int err = errno;
+    unlink(temp.c_str());
+    return error_in(path, std::string(step) + ": " + strerror(err));
+  };
+  if (!write_all(fd.get(), data)) return fail("write failed");
+  // Flush before the rename: otherwise a crash could leave the new name pointing at an empty file.
+  if (fsync(fd.get()) != 0) return fail("fsync failed");
+  if (fchmod(fd.get(), mode) != 0) return fail("chmod failed");
+  if (fd.close_now() != 0) return fail("close failed");
+  if (rename(temp.c_str(), path.c_str()) != 0) return fail("rename failed");
+
+  // Make the rename itself durable; a directory that cannot be opened or synced is not an error
+  // worth failing a finished write for.
+  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    fsync(dir_fd);
+    close(dir_fd);
+  }
+  return Ok{};
+}
+
+}  // namespace kpack
