@@ -12,6 +12,16 @@ startup_64:
 	leaq	boot_stack_top(%rip), %rsp
 	movq	%rsi, %r15			// boot_params, kept in a callee-saved register
 
+	// SSE, so the codec libraries run their normal code: CR0.EM off, CR0.MP on, CR4.OSFXSR and
+	// CR4.OSXMMEXCPT on. First, since the compiler may use SSE in any C++ function.
+	movq	%cr0, %rax
+	andq	$~4, %rax
+	orq	$2, %rax
+	movq	%rax, %cr0
+	movq	%cr4, %rax
+	orq	$0x600, %rax
+	movq	%rax, %cr4
+
 	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
 	// go anywhere in RAM. build_identity_map needs no relocation and touches only its argument.
 	leaq	stub_page_tables(%rip), %rdi
@@ -35,16 +45,6 @@ startup_64:
 	movl	%eax, %ss
 	movl	%eax, %fs
 	movl	%eax, %gs
-
-	// SSE, so the codec libraries run their normal code: CR0.EM off, CR0.MP on, CR4.OSFXSR and
-	// CR4.OSXMMEXCPT on.
-	movq	%cr0, %rax
-	andq	$~4, %rax
-	orq	$2, %rax
-	movq	%rax, %cr0
-	movq	%cr4, %rax
-	orq	$0x600, %rax
-	movq	%rax, %cr4
 
 	// Debian builds the libraries with -fstack-protector: the canary is read at %fs:0x28.
 	leaq	stub_tls(%rip), %rax

@@ -1,0 +1,105 @@
+#include "cli.h"
+
+#include <thread>
+
+namespace kpack {
+
+const char kUsage[] =
+    "usage: kpack [--zstd|--lz4|--gzip|--raw] [--level N] [--kernel-address ADDR] INPUT -o OUTPUT\n"
+    "       kpack extract IMAGE -o VMLINUX [--relocs FILE]\n"
+    "       kpack info IMAGE\n"
+    "\n"
+    "Packs a vmlinux (or the kernel inside any bzImage) into a bootable x86 boot-protocol image\n"
+    "whose stub decodes each ELF segment straight to where it runs.\n"
+    "\n"
+    "  --zstd            zstd frames (default: smallest of the fast decoders)\n"
+    "  --lz4             LZ4 frames (fastest decoding of the compressed formats)\n"
+    "  --gzip            gzip members\n"
+    "  --raw             no compression; the image is laid out so nothing is copied at boot\n"
+    "  --level N         compression level (zstd 1-22, lz4 1-12, gzip 1-9)\n"
+    "  --kernel-address ADDR\n"
+    "                    lowest physical address the kernel may run at (default 0x200000)\n"
+    "  -o FILE           output file, written atomically\n"
+    "  --relocs FILE     extract: also write the relocation table that follows the ELF\n"
+    "  -h, --help        this text\n"
+    "  --version         the version\n";
+
+namespace {
+
+Result<uint64_t> parse_number(const std::string& option, const std::string& text) {
+  try {
+    size_t used = 0;
+    unsigned long long value = std::stoull(text, &used, 0);
+    if (used == text.size()) return static_cast<uint64_t>(value);
+  } catch (...) {
+  }
+  return Error{"kpack: " + option + " takes a number, not '" + text + "'"};
+}
+
+}  // namespace
+
+Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cl;
+  cl.pack.compress.codec = Codec::kZstd;
+  cl.pack.compress.threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* out) -> Status {
+      if (i + 1 >= args.size()) return Error{"kpack: " + a + " needs a value"};
+      *out = args[++i];
+      return Ok{};
+    };
+    if (a == "-h" || a == "--help") return CommandLine{.command = Command::kHelp};
+    if (a == "--version") return CommandLine{.command = Command::kVersion};
+    if (a == "--raw") cl.pack.compress.codec = Codec::kRaw;
+    else if (a == "--gzip") cl.pack.compress.codec = Codec::kGzip;
+    else if (a == "--lz4") cl.pack.compress.codec = Codec::kLz4;
+    else if (a == "--zstd") cl.pack.compress.codec = Codec::kZstd;
+    else if (a == "-o" || a == "--output") {
+      Status s = value(&cl.output);
+      if (!s) return s.error();
+    } else if (a == "--relocs") {
+      Status s = value(&cl.relocs_output);
+      if (!s) return s.error();
+    } else if (a == "--level" || a == "--kernel-address") {
+      std::string text;
+      Status s = value(&text);
+      if (!s) return s.error();
+      Result<uint64_t> n = parse_number(a, text);
+      if (!n) return n.error();
+      if (a == "--level") {
+        cl.pack.compress.level = static_cast<int>(std::min<uint64_t>(*n, 1000));
+        cl.level_given = true;
+      } else {
+        cl.pack.kernel_address = *n;
+      }
+    } else if (a.size() > 1 && a[0] == '-') {
+      return Error{"kpack: unknown option '" + a + "' (see kpack --help)"};
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (!positional.empty() && (positional[0] == "extract" || positional[0] == "info")) {
+    cl.command = positional[0] == "extract" ? Command::kExtract : Command::kInfo;
+    positional.erase(positional.begin());
+  }
+  if (positional.size() != 1) return Error{"kpack: expected one input file (see kpack --help)"};
+  cl.input = positional[0];
+  if (cl.command != Command::kInfo && cl.output.empty()) return Error{"kpack: missing -o OUTPUT"};
+  if (cl.command != Command::kExtract && !cl.relocs_output.empty())
+    return Error{"kpack: --relocs goes with extract"};
+
+  Codec codec = cl.pack.compress.codec;
+  if (!cl.level_given) cl.pack.compress.level = default_level(codec);
+  if (cl.pack.compress.level < min_level(codec) || cl.pack.compress.level > max_level(codec))
+    return Error{"kpack: --level " + std::to_string(cl.pack.compress.level) + " is out of range for " +
+                 codec_name(codec) + " (" + std::to_string(min_level(codec)) + "-" +
+                 std::to_string(max_level(codec)) + ")"};
+  uint64_t address = cl.pack.kernel_address;
+  if (address < 0x200000 || address % 0x200000 || address >= (1ull << 32))
+    return Error{"kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB"};
+  return cl;
+}
+
+}  // namespace kpack

@@ -1,0 +1,28 @@
+// The command line: what to do, parsed without side effects so tests can feed it anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "image_writer.h"
+#include "result.h"
+
+namespace kpack {
+
+enum class Command { kPack, kExtract, kInfo, kHelp, kVersion };
+
+struct CommandLine {
+  Command command = Command::kPack;
+  std::string input;
+  std::string output;
+  std::string relocs_output;  // extract --relocs
+  PackOptions pack;
+  bool level_given = false;
+};
+
+Result<CommandLine> parse_command_line(const std::vector<std::string>& args);
+
+extern const char kUsage[];
+
+}  // namespace kpack

@@ -1,0 +1,140 @@
+#include "image_writer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "formats/boot_params.h"
+#include "formats/kpack_image.h"
+#include "layout.h"
+
+extern "C" const uint8_t kpack_setup_blob[], kpack_setup_blob_end[];
+extern "C" const uint8_t kpack_stub_blob[], kpack_stub_blob_end[];
+
+namespace kpack {
+namespace {
+
+constexpr uint32_t kDefaultCmdlineSize = 2047;  // COMMAND_LINE_SIZE - 1 on x86
+constexpr uint64_t kPageSize = 4096;
+
+template <typename T>
+void put(std::vector<uint8_t>& out, uint64_t offset, const T& value) {
+  std::memcpy(out.data() + offset, &value, sizeof(T));
+}
+
+struct Payload {
+  std::vector<uint8_t> bytes;
+  uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
+};
+
+Result<Payload> build_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
+                              const std::string& name) {
+  Payload payload;
+  const KernelImage& k = input.kernel;
+  if (options.compress.codec == Codec::kRaw) {
+    // The lowest segment must land on kernel_address when the image sits at the default address.
+    uint64_t segment_offset = options.kernel_address - kDefaultLoadAddress;
+    if (options.kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
+      return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
+    PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
+    payload.bytes = std::move(elf.bytes);
+    payload.init_size_from_base = segment_offset + k.span();
+  } else {
+    PayloadElf elf = layout_compact(input);
+    for (Range region : elf.regions) {
+      std::span<const uint8_t> bytes(elf.bytes.data() + region.begin, region.size());
+      Status status = append_frame(options.compress, bytes, payload.bytes, name);
+      if (!status) return status.error();
+    }
+    // Worst case: the kernel goes right after the image, at the next aligned address.
+    payload.init_size_from_base = align_up(payload_offset + payload.bytes.size() + input.relocs.size(), kPageSize) +
+                                  k.alignment + k.span();
+  }
+  if (!input.relocs.empty()) {
+    // The relocation table follows the ELF, as in stock images; the stub never needs it.
+    Status status = append_frame(options.compress, input.relocs, payload.bytes, name);
+    if (!status) return status.error();
+  }
+  return payload;
+}
+
+boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, uint64_t protected_size,
+                              uint64_t payload_offset, uint64_t payload_size, uint64_t init_size,
+                              uint64_t kernel_info_offset) {
+  boot::SetupHeader h{};
+  h.setup_sects = static_cast<uint8_t>(setup_sects);
+  h.syssize = static_cast<uint32_t>((protected_size + 15) / 16);
+  h.boot_flag = boot::kBootFlag;
+  h.jump = boot::kHeaderJump;
+  h.header = boot::kHeaderMagic;
+  h.version = boot::kProtocolVersion;
+  h.start_sys_seg = 0x1000;  // obsolete; what stock images carry
+  h.loadflags = boot::kLoadedHigh;
+  h.setup_move_size = 0x8000;
+  h.code32_start = boot::kDefaultCode32Start;
+  h.initrd_addr_max = 0x7FFFFFFF;
+  h.kernel_alignment = static_cast<uint32_t>(input.kernel.alignment);
+  h.relocatable_kernel = 1;
+  h.min_alignment = 12;  // the stub itself needs only page alignment
+  h.xloadflags = boot::kXlfKernel64;
+  h.cmdline_size = input.cmdline_size.value_or(kDefaultCmdlineSize);
+  h.payload_offset = static_cast<uint32_t>(payload_offset);
+  h.payload_length = static_cast<uint32_t>(payload_size);
+  h.pref_address = kDefaultLoadAddress;
+  h.init_size = static_cast<uint32_t>(init_size);
+  h.kernel_info_offset = static_cast<uint32_t>(kernel_info_offset);
+  return h;
+}
+
+}  // namespace
+
+ImageBlobs built_in_blobs() {
+  return ImageBlobs{{kpack_setup_blob, kpack_setup_blob_end}, {kpack_stub_blob, kpack_stub_blob_end}};
+}
+
+Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
+                                         const ImageBlobs& blobs, const std::string& name) {
+  if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
+    return error_in(name, "internal error: bad setup blob");
+  if (blobs.stub.size() % kStubInfoAlign) return error_in(name, "internal error: bad stub blob");
+
+  // Protected-mode part: stub | StubInfo | kernel_info | padding | payload.
+  uint64_t stub_info_offset = blobs.stub.size();
+  uint64_t kernel_info_offset = stub_info_offset + sizeof(StubInfo);
+  uint64_t payload_offset = align_up(kernel_info_offset + sizeof(boot::KernelInfo), kPageSize);
+  Result<Payload> payload = build_payload(input, options, payload_offset, name);
+  if (!payload) return payload.error();
+  uint64_t protected_size = payload_offset + payload->bytes.size();
+  uint64_t init_size = align_up(std::max(protected_size, payload->init_size_from_base), kPageSize);
+  if (protected_size > 0xFFFFFFFFull || init_size > 0xFFFFFFFFull)
+    return error_in(name, "image too large for the boot protocol's 32-bit size fields");
+
+  std::vector<uint8_t> image(blobs.setup.begin(), blobs.setup.end());
+  uint64_t setup_size = image.size();
+  uint32_t setup_sects = static_cast<uint32_t>(setup_size / boot::kSectorSize - 1);
+  put(image, boot::kSetupHeaderOffset,
+      make_header(input, setup_sects, protected_size, payload_offset, payload->bytes.size(), init_size,
+                  kernel_info_offset));
+
+  image.resize(setup_size + protected_size, 0);
+  std::memcpy(image.data() + setup_size, blobs.stub.data(), blobs.stub.size());
+  StubInfo info{};
+  std::memcpy(info.magic, kStubInfoMagic, sizeof(info.magic));
+  info.version = kStubInfoVersion;
+  info.codec = static_cast<uint32_t>(options.compress.codec);
+  info.payload_offset = payload_offset;
+  info.payload_size = payload->bytes.size();
+  info.image_size = protected_size;
+  info.min_kernel_address = options.kernel_address;
+  info.kernel_alignment = input.kernel.alignment;
+  put(image, setup_size + stub_info_offset, info);
+  boot::KernelInfo kernel_info{};
+  kernel_info.header = boot::kKernelInfoMagic;
+  kernel_info.size = sizeof(boot::KernelInfo);
+  kernel_info.size_total = sizeof(boot::KernelInfo);
+  kernel_info.setup_type_max = 0;
+  put(image, setup_size + kernel_info_offset, kernel_info);
+  std::memcpy(image.data() + setup_size + payload_offset, payload->bytes.data(), payload->bytes.size());
+  return image;
+}
+
+}  // namespace kpack

@@ -1,0 +1,39 @@
+// Assembles a kpack image: the real-mode setup sectors with a complete setup header, the stub, the
+// StubInfo and kernel_info records, and the payload.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codecs.h"
+#include "kernel_input.h"
+#include "result.h"
+
+namespace kpack {
+
+// QEMU, and most loaders for a relocatable image, put the protected-mode part here.
+inline constexpr uint64_t kDefaultLoadAddress = 0x100000;
+// Where the kernel runs when nothing is in the way. The stock decompressor never goes below
+// 16 MiB; the kernel itself only needs 2 MiB alignment (see README, "Where the kernel runs").
+inline constexpr uint64_t kDefaultKernelAddress = 0x200000;
+
+struct PackOptions {
+  CompressOptions compress;
+  uint64_t kernel_address = kDefaultKernelAddress;  // lowest address the kernel may run at
+};
+
+struct ImageBlobs {
+  std::span<const uint8_t> setup;  // real-mode setup sectors, header area zeroed
+  std::span<const uint8_t> stub;   // protected-mode stub, ends where StubInfo goes
+};
+
+// The blobs built into this kpack binary.
+ImageBlobs built_in_blobs();
+
+// `name` is the output file, for messages.
+Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
+                                         const ImageBlobs& blobs, const std::string& name);
+
+}  // namespace kpack

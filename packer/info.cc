@@ -1,0 +1,62 @@
+#include "info.h"
+
+#include <cinttypes>
+
+#include "bzimage_reader.h"
+#include "file_io.h"
+#include "formats/elf64.h"
+#include "kernel_input.h"
+
+namespace kpack {
+
+Status print_info(const std::string& path, std::FILE* out) {
+  Result<std::vector<uint8_t>> file = read_file(path);
+  if (!file) return file.error();
+  Result<BzImage> image = read_bzimage(*file, path);
+  if (!image) return image.error();
+  Result<KernelPayload> payload = extract_kernel(*image, *file, path);
+  if (!payload) return payload.error();
+  Result<KernelImage> kernel = parse_vmlinux(payload->elf, path);
+  if (!kernel) return kernel.error();
+
+  const boot::SetupHeader& h = image->header;
+  auto field = [&](const char* name, uint64_t value) { std::fprintf(out, "  %-20s 0x%" PRIx64 "\n", name, value); };
+  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image->kpack ? "kpack" : "stock", file->size());
+  std::fprintf(out, "setup header (boot protocol %u.%02u):\n", h.version >> 8, h.version & 0xFF);
+  field("setup_sects", h.setup_sects);
+  field("syssize", h.syssize);
+  field("loadflags", h.loadflags);
+  field("code32_start", h.code32_start);
+  field("kernel_alignment", h.kernel_alignment);
+  field("relocatable_kernel", h.relocatable_kernel);
+  field("min_alignment", h.min_alignment);
+  field("xloadflags", h.xloadflags);
+  field("cmdline_size", h.cmdline_size);
+  field("payload_offset", h.payload_offset);
+  field("payload_length", h.payload_length);
+  field("pref_address", h.pref_address);
+  field("init_size", h.init_size);
+  field("kernel_info_offset", h.kernel_info_offset);
+
+  std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
+               stream_format_name(image->format), image->payload_size, payload->elf.size(), payload->relocs.size());
+  if (image->kpack) {
+    const StubInfo& info = *image->kpack;
+    std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "\n",
+                 codec_name(static_cast<Codec>(uint32_t{info.codec})), uint64_t{info.min_kernel_address});
+  }
+  const KernelImage& k = *kernel;
+  std::fprintf(out, "segments (%u), alignment 0x%" PRIx64 ":\n", k.segment_count, k.alignment);
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    std::fprintf(out, "  paddr 0x%08" PRIx64 " vaddr 0x%016" PRIx64 " filesz 0x%08" PRIx64 " memsz 0x%08" PRIx64
+                      " %c%c%c\n",
+                 s.paddr, s.vaddr, s.filesz, s.memsz, s.flags & elf::kPfR ? 'R' : '-', s.flags & elf::kPfW ? 'W' : '-',
+                 s.flags & elf::kPfX ? 'X' : '-');
+  }
+  std::fprintf(out, "entry: 0x%" PRIx64 " (physical, %" PRIu64 " bytes into the kernel)\n", k.entry,
+               k.entry - k.physical.begin);
+  return Ok{};
+}
+
+}  // namespace kpack

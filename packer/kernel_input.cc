@@ -1,0 +1,40 @@
+#include "kernel_input.h"
+
+#include <cstring>
+
+#include "bzimage_reader.h"
+#include "file_io.h"
+
+namespace kpack {
+
+Result<KernelImage> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name) {
+  KernelImage kernel;
+  StubStatus status = parse_kernel_elf(elf.data(), elf.size(), elf.size(), &kernel);
+  if (!status.ok()) return error_in(name, status.message);
+  return kernel;
+}
+
+Result<KernelInput> load_kernel(const std::string& path) {
+  Result<std::vector<uint8_t>> file = read_file(path);
+  if (!file) return file.error();
+  if (file->empty()) return error_in(path, "empty file");
+
+  KernelInput input;
+  if (looks_like_bzimage(*file)) {
+    Result<BzImage> image = read_bzimage(*file, path);
+    if (!image) return image.error();
+    Result<KernelPayload> payload = extract_kernel(*image, *file, path);
+    if (!payload) return payload.error();
+    input.elf = std::move(payload->elf);
+    input.relocs = std::move(payload->relocs);
+    input.cmdline_size = image->header.cmdline_size;
+  } else {
+    input.elf = std::move(*file);
+  }
+  Result<KernelImage> kernel = parse_vmlinux(input.elf, path);
+  if (!kernel) return kernel.error();
+  input.kernel = *kernel;
+  return input;
+}
+
+}  // namespace kpack

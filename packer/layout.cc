@@ -1,0 +1,111 @@
+#include "layout.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "formats/elf64.h"
+
+namespace kpack {
+namespace {
+
+struct Placement {
+  uint64_t old_offset;
+  uint64_t new_offset;
+  uint64_t old_filesz;
+  uint64_t new_filesz;
+};
+
+// Writes the ELF header and the program headers with segment offsets moved as `placements` say.
+// Headers of other types keep pointing at the same bytes when those lie inside a moved segment.
+PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& placements, uint64_t file_size) {
+  const auto& old_ehdr = *reinterpret_cast<const elf::Ehdr*>(input.elf.data());
+  const auto* old_phdrs = reinterpret_cast<const elf::Phdr*>(input.elf.data() + old_ehdr.phoff);
+
+  PayloadElf out;
+  out.bytes.assign(file_size, 0);
+  elf::Ehdr ehdr = old_ehdr;
+  ehdr.phoff = sizeof(elf::Ehdr);
+  ehdr.shoff = 0;
+  ehdr.shnum = 0;
+  ehdr.shentsize = sizeof(elf::Shdr);
+  ehdr.shstrndx = 0;
+
+  std::vector<elf::Phdr> phdrs;
+  for (uint32_t i = 0; i < old_ehdr.phnum; ++i) {
+    elf::Phdr p = old_phdrs[i];
+    bool placed = false;
+    for (const Placement& m : placements) {
+      bool is_segment = p.type == elf::kPtLoad && p.offset == m.old_offset && p.filesz == m.old_filesz && p.memsz;
+      if (is_segment) {
+        p.offset = m.new_offset;
+        p.filesz = m.new_filesz;
+        placed = true;
+        break;
+      }
+      if (p.type != elf::kPtLoad && p.filesz && p.offset >= m.old_offset &&
+          p.offset + p.filesz <= m.old_offset + m.old_filesz) {
+        p.offset = m.new_offset + (p.offset - m.old_offset);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed && p.filesz) continue;  // points at bytes that are not kept
+    if (!placed) p.offset = 0;
+    phdrs.push_back(p);
+  }
+  ehdr.phnum = static_cast<uint16_t>(phdrs.size());
+  std::memcpy(out.bytes.data(), &ehdr, sizeof(ehdr));
+  std::memcpy(out.bytes.data() + sizeof(ehdr), phdrs.data(), phdrs.size() * sizeof(elf::Phdr));
+  for (const Placement& m : placements)
+    std::memcpy(out.bytes.data() + m.new_offset, input.elf.data() + m.old_offset, m.old_filesz);
+  StubStatus status = parse_kernel_elf(out.bytes.data(), out.bytes.size(), out.bytes.size(), &out.kernel);
+  if (!status.ok()) __builtin_trap();  // the input was valid, so its rewrite must be
+  return out;
+}
+
+uint64_t headers_size(const KernelInput& input) {
+  const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(input.elf.data());
+  return sizeof(elf::Ehdr) + uint64_t{ehdr.phnum} * sizeof(elf::Phdr);
+}
+
+}  // namespace
+
+PayloadElf layout_compact(const KernelInput& input) {
+  const KernelImage& k = input.kernel;
+  std::vector<Placement> placements;
+  uint64_t at = headers_size(input);
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    // Keep p_offset congruent to p_vaddr modulo the page size, as ELF loaders expect.
+    uint64_t offset = align_up(at, 4096) + (s.vaddr & 0xFFF);
+    placements.push_back({s.offset, offset, s.filesz, s.filesz});
+    at = offset + s.filesz;
+  }
+  PayloadElf out = rewrite(input, placements, at);
+  // One region per frame: the headers, then each gap and each segment.
+  uint64_t cursor = 0;
+  for (uint32_t i = 0; i < out.kernel.segment_count; ++i) {
+    const LoadSegment& s = out.kernel.segments[i];
+    if (s.offset > cursor) out.regions.push_back(Range{cursor, s.offset});
+    if (s.filesz) out.regions.push_back(Range{s.offset, s.offset + s.filesz});
+    cursor = s.offset + s.filesz;
+  }
+  return out;
+}
+
+PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
+  const KernelImage& k = input.kernel;
+  std::vector<Placement> placements;
+  uint64_t end = first_offset;
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    uint64_t offset = first_offset + (s.paddr - k.physical.begin);
+    placements.push_back({s.offset, offset, s.filesz, s.memsz});
+    end = std::max(end, offset + s.memsz);
+  }
+  PayloadElf out = rewrite(input, placements, end);
+  out.regions.push_back(Range{0, end});
+  return out;
+}
+
+}  // namespace kpack

@@ -1,0 +1,28 @@
+// Lays out the payload's ELF file. Compressed payloads get a compact file split into regions, one
+// frame each: the headers, each segment, and any bytes between segments. Raw payloads get a file
+// whose segment offsets mirror their physical addresses, so that loading the image already puts
+// every segment where it runs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernel_input.h"
+#include "range.h"
+
+namespace kpack {
+
+struct PayloadElf {
+  std::vector<uint8_t> bytes;
+  std::vector<Range> regions;  // file ranges in order, covering [0, bytes.size())
+  KernelImage kernel;          // the program headers as rewritten
+};
+
+// Segments packed one after another (page-aligned offsets); section headers are dropped.
+PayloadElf layout_compact(const KernelInput& input);
+
+// The lowest segment at file offset `first_offset`, every other one at the same distance from it as
+// in physical memory, bss stored as zeros (p_filesz = p_memsz).
+PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset);
+
+}  // namespace kpack

@@ -1,0 +1,66 @@
+// kpack: packs a vmlinux into an x86 boot-protocol image, or reads one back.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bzimage_reader.h"
+#include "cli.h"
+#include "file_io.h"
+#include "image_writer.h"
+#include "info.h"
+#include "kernel_input.h"
+
+using namespace kpack;
+
+namespace {
+
+Status pack(const CommandLine& cl) {
+  // Read the kernel: a vmlinux, or the one inside a bzImage.
+  Result<KernelInput> input = load_kernel(cl.input);
+  if (!input) return input.error();
+  // Lay out the payload, compress it, and put the image together.
+  Result<std::vector<uint8_t>> image = build_image(*input, cl.pack, built_in_blobs(), cl.output);
+  if (!image) return image.error();
+  // Replace the output in one step.
+  return write_file_atomically(cl.output, *image, 0644);
+}
+
+Status extract(const CommandLine& cl) {
+  // Find the payload, decode it, and split it into the ELF and the relocation table.
+  Result<std::vector<uint8_t>> file = read_file(cl.input);
+  if (!file) return file.error();
+  Result<BzImage> image = read_bzimage(*file, cl.input);
+  if (!image) return image.error();
+  Result<KernelPayload> payload = extract_kernel(*image, *file, cl.input);
+  if (!payload) return payload.error();
+  // Write both atomically; the relocations only when asked for.
+  if (!cl.relocs_output.empty()) {
+    if (payload->relocs.empty()) return error_in(cl.input, "has no relocation table after its ELF");
+    Status status = write_file_atomically(cl.relocs_output, payload->relocs, 0644);
+    if (!status) return status;
+  }
+  return write_file_atomically(cl.output, payload->elf, 0755);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Result<CommandLine> cl = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  if (!cl) {
+    std::fprintf(stderr, "%s\n", cl.error().message.c_str());
+    return 2;
+  }
+  Status status = Ok{};
+  switch (cl->command) {
+    case Command::kHelp: std::fputs(kUsage, stdout); return 0;
+    case Command::kVersion: std::printf("kpack %s\n", KPACK_VERSION); return 0;
+    case Command::kPack: status = pack(*cl); break;
+    case Command::kExtract: status = extract(*cl); break;
+    case Command::kInfo: status = print_info(cl->input, stdout); break;
+  }
+  if (!status) {
+    std::fprintf(stderr, "kpack: %s\n", status.error().message.c_str());
+    return 1;
+  }
+  return 0;
+}
