@@ -1,0 +1,86 @@
+// "Physical memory" for the host build of the unpack engine: a buffer standing for RAM at
+// [base, base + size), filled with a canary. Every range the engine asks to write is recorded and
+// checked against the ranges it must never touch; after a run, every byte that differs from the
+// canary must lie inside a range the engine asked for — so a decoder writing past what it was
+// given is caught too.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "physical_memory.h"
+#include "range.h"
+
+namespace kpack::test {
+
+class SimulatedMemory final : public PhysicalMemory {
+ public:
+  static constexpr uint8_t kCanary = 0xA5;
+
+  SimulatedMemory(uint64_t base, uint64_t size) : base_(base), bytes_(size, kCanary) {}
+
+  const uint8_t* readable(uint64_t addr, uint64_t size) override {
+    return inside(addr, size) ? &bytes_[addr - base_] : nullptr;
+  }
+
+  uint8_t* writable(uint64_t addr, uint64_t size) override {
+    if (!inside(addr, size)) {
+      violations_.push_back("write outside RAM at " + std::to_string(addr));
+      return nullptr;
+    }
+    Range wanted = range_of(addr, size);
+    for (Range r : protected_)
+      if (r.overlaps(wanted)) violations_.push_back("write over a protected range at " + std::to_string(addr));
+    granted_.push_back(wanted);
+    return &bytes_[addr - base_];
+  }
+
+  // Setup: put bytes in memory without counting them as the engine's writes.
+  void load(uint64_t addr, const std::vector<uint8_t>& data) {
+    std::memcpy(&bytes_[addr - base_], data.data(), data.size());
+    loaded_.push_back(range_of(addr, data.size()));
+  }
+  // Ranges the engine must never be granted (the stub, boot_params, the initrd, ...).
+  void protect(Range r) { protected_.push_back(r); }
+
+  uint8_t* at(uint64_t addr) { return &bytes_[addr - base_]; }
+  std::vector<uint8_t> copy(uint64_t addr, uint64_t size) const {
+    return std::vector<uint8_t>(bytes_.begin() + (addr - base_), bytes_.begin() + (addr - base_ + size));
+  }
+  const std::vector<Range>& granted() const { return granted_; }
+  const std::vector<std::string>& violations() const { return violations_; }
+
+  // Addresses whose byte changed from the canary (or from what load() put there) outside every
+  // granted range; empty when the engine stayed inside what it asked for.
+  std::vector<uint64_t> stray_writes(const std::vector<std::vector<uint8_t>>& loaded_contents) const {
+    std::vector<uint64_t> stray;
+    std::vector<uint8_t> expected(bytes_.size(), kCanary);
+    for (size_t i = 0; i < loaded_.size() && i < loaded_contents.size(); ++i)
+      std::memcpy(&expected[loaded_[i].begin - base_], loaded_contents[i].data(), loaded_contents[i].size());
+    for (uint64_t i = 0; i < bytes_.size(); ++i) {
+      if (bytes_[i] == expected[i]) continue;
+      uint64_t addr = base_ + i;
+      bool ok = false;
+      for (Range r : granted_) ok |= addr >= r.begin && addr < r.end;
+      if (!ok) stray.push_back(addr);
+      if (stray.size() > 16) break;
+    }
+    return stray;
+  }
+
+ private:
+  bool inside(uint64_t addr, uint64_t size) const {
+    return addr >= base_ && addr - base_ <= bytes_.size() && size <= bytes_.size() - (addr - base_);
+  }
+
+  uint64_t base_;
+  std::vector<uint8_t> bytes_;
+  std::vector<Range> protected_;
+  std::vector<Range> granted_;
+  std::vector<Range> loaded_;
+  std::vector<std::string> violations_;
+};
+
+}  // namespace kpack::test
