@@ -1,0 +1,178 @@
+// Packed images, field by field against the boot protocol, and back through the reader.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "bzimage_reader.h"
+#include "formats/boot_params.h"
+#include "formats/elf64.h"
+#include "image_writer.h"
+#include "kernel_input.h"
+#include "synthetic_kernel.h"
+
+using namespace kpack;
+
+namespace {
+
+KernelInput synthetic_input() {
+  KernelInput input;
+  input.elf = test::make_kernel_elf(test::typical_segments());
+  input.relocs = {1, 0, 0, 0, 0, 0, 0, 0};
+  Result<KernelImage> k = parse_vmlinux(input.elf, "test");
+  REQUIRE(k.ok());
+  input.kernel = *k;
+  return input;
+}
+
+std::vector<uint8_t> pack(const KernelInput& input, Codec codec) {
+  PackOptions options;
+  options.compress = {codec, codec == Codec::kRaw ? 0 : 3, 1};
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+  REQUIRE_MESSAGE(image.ok(), image.error().message);
+  return *image;
+}
+
+template <typename T>
+T at(const std::vector<uint8_t>& bytes, uint64_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
+  KernelInput input = synthetic_input();
+  ImageBlobs blobs = built_in_blobs();
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = pack(input, codec);
+    // Raw bytes at the documented offsets, not through our own struct.
+    uint8_t setup_sects = image[0x1F1];
+    uint64_t setup_size = (setup_sects + 1) * 512ull;
+    CHECK(setup_size == blobs.setup.size());
+    CHECK(at<uint16_t>(image, 0x1FE) == 0xAA55);
+    CHECK(image[0x200] == 0xEB);
+    CHECK(0x202 + image[0x201] == 0x26C);  // the jump lands right after the 2.15 header
+    CHECK(std::memcmp(image.data() + 0x202, "HdrS", 4) == 0);
+    CHECK(at<uint16_t>(image, 0x206) == 0x020F);
+    CHECK(image[0x211] == 0x01);  // LOADED_HIGH only: no KASLR, no heap claims
+    CHECK(at<uint32_t>(image, 0x214) == 0x100000);
+    CHECK(at<uint32_t>(image, 0x230) == 0x200000);
+    CHECK(image[0x234] == 1);
+    CHECK(image[0x235] == 12);
+    CHECK(at<uint16_t>(image, 0x236) == 0x0001);  // XLF_KERNEL_64, nothing untrue
+    CHECK(at<uint32_t>(image, 0x238) == 2047);
+    CHECK(at<uint64_t>(image, 0x258) == 0x100000);
+    uint64_t protected_size = image.size() - setup_size;
+    CHECK(at<uint32_t>(image, 0x1F4) == (protected_size + 15) / 16);
+    uint32_t payload_offset = at<uint32_t>(image, 0x248);
+    uint32_t payload_length = at<uint32_t>(image, 0x24C);
+    CHECK(payload_offset % 4096 == 0);
+    CHECK(payload_offset + uint64_t{payload_length} == protected_size);
+    CHECK(at<uint32_t>(image, 0x260) >= protected_size);
+    CHECK(at<uint32_t>(image, 0x260) % 4096 == 0);
+    // The setup code itself is untouched around the header.
+    CHECK(std::memcmp(image.data() + 0x26C, blobs.setup.data() + 0x26C, setup_size - 0x26C) == 0);
+    CHECK(std::memcmp(image.data() + setup_size, blobs.stub.data(), blobs.stub.size()) == 0);
+
+    // kernel_info and the kpack record right after the stub.
+    uint32_t kernel_info = at<uint32_t>(image, 0x268);
+    CHECK(kernel_info == blobs.stub.size() + sizeof(StubInfo));
+    CHECK(std::memcmp(image.data() + setup_size + kernel_info, "LToP", 4) == 0);
+    CHECK(at<uint32_t>(image, setup_size + kernel_info + 4) == 16);
+    StubInfo info = at<StubInfo>(image, setup_size + blobs.stub.size());
+    CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
+    CHECK(info.version == 1);
+    CHECK(info.codec == static_cast<uint32_t>(codec));
+    CHECK(info.payload_offset == payload_offset);
+    CHECK(info.payload_size == payload_length);
+    CHECK(info.image_size == protected_size);
+    CHECK(info.min_kernel_address == 0x200000);
+    CHECK(info.kernel_alignment == 0x200000);
+  }
+}
+
+TEST_CASE("payloads start with the codec's standard frame magic") {
+  KernelInput input = synthetic_input();
+  const std::pair<Codec, std::vector<uint8_t>> magics[] = {
+      {Codec::kRaw, {0x7F, 'E', 'L', 'F'}},
+      {Codec::kGzip, {0x1F, 0x8B, 0x08}},
+      {Codec::kLz4, {0x04, 0x22, 0x4D, 0x18}},
+      {Codec::kZstd, {0x28, 0xB5, 0x2F, 0xFD}},
+  };
+  for (const auto& [codec, magic] : magics) {
+    std::vector<uint8_t> image = pack(input, codec);
+    uint64_t payload = (image[0x1F1] + 1) * 512ull + at<uint32_t>(image, 0x248);
+    CHECK(std::equal(magic.begin(), magic.end(), image.begin() + payload));
+  }
+}
+
+TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment sits at its run address") {
+  KernelInput input = synthetic_input();
+  std::vector<uint8_t> image = pack(input, Codec::kRaw);
+  uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+  uint64_t load = 0x100000;
+  const KernelImage& k = input.kernel;
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    uint64_t run_address = 0x200000 + (s.paddr - k.physical.begin);
+    uint64_t file_offset = setup_size + (run_address - load);
+    CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
+  }
+  // bss is stored as zeros, so nothing past the file needs clearing.
+  CHECK(image.size() - setup_size >= 0x200000 - load + k.span());
+}
+
+TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
+  KernelInput input = synthetic_input();
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = pack(input, codec);
+    Result<BzImage> read = read_bzimage(image, "out.img");
+    REQUIRE_MESSAGE(read.ok(), read.error().message);
+    REQUIRE(read->kpack.has_value());
+    Result<KernelPayload> payload = extract_kernel(*read, image, "out.img");
+    REQUIRE_MESSAGE(payload.ok(), payload.error().message);
+    CHECK(payload->relocs == input.relocs);
+    Result<KernelImage> k = parse_vmlinux(payload->elf, "extracted");
+    REQUIRE(k.ok());
+    REQUIRE(k->segment_count == input.kernel.segment_count);
+    CHECK(k->entry == input.kernel.entry);
+    for (uint32_t i = 0; i < k->segment_count; ++i) {
+      const LoadSegment& got = k->segments[i];
+      const LoadSegment& want = input.kernel.segments[i];
+      CHECK(got.paddr == want.paddr);
+      CHECK(got.vaddr == want.vaddr);
+      CHECK(got.memsz == want.memsz);
+      CHECK(std::equal(input.elf.begin() + want.offset, input.elf.begin() + want.offset + want.filesz,
+                       payload->elf.begin() + got.offset));
+    }
+    // The PT_NOTE (Xen's PVH entry lives there) still points at the same bytes.
+    const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(payload->elf.data());
+    bool note_found = false;
+    for (uint32_t i = 0; i < ehdr.phnum; ++i) {
+      const auto& p = *reinterpret_cast<const elf::Phdr*>(payload->elf.data() + ehdr.phoff + i * sizeof(elf::Phdr));
+      if (p.type != elf::kPtNote) continue;
+      note_found = true;
+      CHECK(std::equal(input.elf.begin() + 0x1000, input.elf.begin() + 0x1010, payload->elf.begin() + p.offset));
+    }
+    CHECK(note_found);
+    // Packing what was extracted gives the same image again.
+    KernelInput again;
+    again.elf = payload->elf;
+    again.relocs = payload->relocs;
+    again.kernel = *k;
+    CHECK(pack(again, codec) == image);
+  }
+}
+
+TEST_CASE("a raw layout that leaves no room for the stub is refused") {
+  KernelInput input = synthetic_input();
+  PackOptions options;
+  options.compress = {Codec::kRaw, 0, 1};
+  options.kernel_address = 0x100000;
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+  REQUIRE_FALSE(image.ok());
+  CHECK(image.error().message == "out.img: raw layout: kernel address leaves no room for the stub below it");
+}
