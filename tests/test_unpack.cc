@@ -4,9 +4,12 @@
 
 #include <cstring>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 
+#include "bzimage_reader.h"
 #include "codecs.h"
+#include "image_writer.h"
 #include "kernel_input.h"
 #include "layout.h"
 #include "simulated_memory.h"
@@ -175,3 +178,44 @@ TEST_CASE("the real Debian kernel round-trips through the engine for every codec
     check_kernel(run, *input);
   }
 }
+
+TEST_CASE("a stock Debian bzImage round-trips: extract, pack with every codec, extract again") {
+  // ctest runs this case as unit.real_kernel; the file names the stock vmlinuz the boot tests fetched.
+  const char* path_file = std::getenv("KPACK_TEST_KERNEL_PATHFILE");
+  if (!path_file) {
+    MESSAGE("skipped: KPACK_TEST_KERNEL_PATHFILE is not set");
+    return;
+  }
+  std::ifstream in(path_file);
+  std::string vmlinuz;
+  REQUIRE(std::getline(in, vmlinuz));
+  Result<KernelInput> stock = load_kernel(vmlinuz);
+  REQUIRE_MESSAGE(stock.ok(), stock.error().message);
+  CHECK(stock->relocs.size() > 100000);
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    CAPTURE(codec_name(codec));
+    PackOptions options;
+    options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 2};
+    Result<std::vector<uint8_t>> image = build_image(*stock, options, built_in_blobs(), "roundtrip.img");
+    REQUIRE(image.ok());
+    Result<BzImage> read = read_bzimage(*image, "roundtrip.img");
+    REQUIRE(read.ok());
+    Result<KernelPayload> payload = extract_kernel(*read, *image, "roundtrip.img");
+    REQUIRE_MESSAGE(payload.ok(), payload.error().message);
+    CHECK(payload->relocs == stock->relocs);
+    Result<KernelImage> k = parse_vmlinux(payload->elf, "extracted");
+    REQUIRE(k.ok());
+    REQUIRE(k->segment_count == stock->kernel.segment_count);
+    CHECK(k->entry == stock->kernel.entry);
+    for (uint32_t i = 0; i < k->segment_count; ++i) {
+      const LoadSegment& got = k->segments[i];
+      const LoadSegment& want = stock->kernel.segments[i];
+      CHECK(got.paddr == want.paddr);
+      CHECK(got.vaddr == want.vaddr);
+      CHECK(got.memsz == want.memsz);
+      CHECK(std::equal(stock->elf.begin() + want.offset, stock->elf.begin() + want.offset + want.filesz,
+                       payload->elf.begin() + got.offset));
+    }
+  }
+}
+

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# boot.sh [--timeout S] [--log FILE] [--expect-fail REGEX] IMAGE INITRAMFS [extra qemu args...]
+# boot.sh [--timeout S] [--log FILE] [--expect-fail REGEX] [--stop-on-marker] [--no-kernel]
+#         IMAGE INITRAMFS [extra qemu args...]
 #
 # Boot IMAGE (a bzImage, or an ELF vmlinux with a PVH note) under QEMU/TCG with the test initramfs
 # and check that its /init printed KPACK_INIT_OK on the serial port.
@@ -9,21 +10,30 @@
 #                   when the timeout hit (exit 124). A triple fault or reset ends QEMU at once under
 #                   -no-reboot, so "still running" means the guest stopped in a controlled way
 #                   (e.g. a stub that prints an error and halts).
+#   --stop-on-marker  end QEMU as soon as the marker is in the log, for machines where the guest's
+#                   power-off does not end QEMU (microvm without ACPI); a pass as above.
+#   --no-kernel     do not pass -kernel/-initrd/-append: a loader on a medium given in the extra
+#                   QEMU args (an ISO, a disk) boots IMAGE and INITRAMFS with its own command line.
+#                   IMAGE and INITRAMFS are then only checked for existence and reported.
 #
 # Environment: KPACK_APPEND is added to the kernel command line; QEMU overrides the binary.
 # Exit status: 0 pass, 1 fail, 2 usage, 77 skip (no QEMU).
 set -euo pipefail
 
-usage() { echo "usage: $0 [--timeout S] [--log FILE] [--expect-fail REGEX] IMAGE INITRAMFS [qemu args...]" >&2; exit 2; }
+usage() { echo "usage: $0 [--timeout S] [--log FILE] [--expect-fail REGEX] [--stop-on-marker] [--no-kernel] IMAGE INITRAMFS [qemu args...]" >&2; exit 2; }
 
 timeout_s=
 log=
 expect_fail=
+stop_on_marker=
+direct_kernel=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --timeout) [[ $# -ge 2 ]] || usage; timeout_s=$2; shift 2 ;;
         --log) [[ $# -ge 2 ]] || usage; log=$2; shift 2 ;;
         --expect-fail) [[ $# -ge 2 ]] || usage; expect_fail=$2; shift 2 ;;
+        --stop-on-marker) stop_on_marker=1; shift ;;
+        --no-kernel) direct_kernel=; shift ;;
         --) shift; break ;;
         -*) usage ;;
         *) break ;;
@@ -56,13 +66,36 @@ qemu_err=$log.qemu-stderr
 # - -no-reboot turns a guest reset (triple fault, panic=-1) into a QEMU exit instead of a loop.
 # - -nic none: no option ROM to find and nothing to probe; the test needs no network.
 # - No -accel: TCG is what is available here, and -icount (passed as an extra arg) requires it.
-cmd=("$qemu" -m 512M -display none -monitor none -serial "file:$log" -nic none -no-reboot
-     -kernel "$image" -initrd "$initrd"
-     -append "console=ttyS0 panic=-1 ${KPACK_APPEND:-}" "$@")
+cmd=("$qemu" -m 512M -display none -monitor none -serial "file:$log" -nic none -no-reboot)
+if [[ -n $direct_kernel ]]; then
+    cmd+=(-kernel "$image" -initrd "$initrd" -append "console=ttyS0 panic=-1 ${KPACK_APPEND:-}")
+fi
+cmd+=("$@")
+
+has_marker() { grep -aq 'KPACK_INIT_OK' "$log"; }
 
 start=$EPOCHREALTIME
 status=0
-timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" || status=$?
+if [[ -z $stop_on_marker ]]; then
+    timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" || status=$?
+else
+    # Poll the log; QEMU (under timeout) is ended by us once the marker shows, and the status is
+    # then reported as 0, as if the guest had powered off.
+    timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" &
+    qemu_pid=$!
+    stopped=
+    while kill -0 "$qemu_pid" 2>/dev/null; do
+        if has_marker; then
+            sleep 0.2  # let the rest of the marker line reach the file
+            kill "$qemu_pid" 2>/dev/null || true
+            stopped=1
+            break
+        fi
+        sleep 0.2
+    done
+    wait "$qemu_pid" || status=$?
+    [[ -z $stopped ]] || status=0
+fi
 elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 
 fail() {

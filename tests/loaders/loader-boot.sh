@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# loader-boot.sh KPACK_BINARY LOADER IMAGE BUILD_DIR — boot one image through one boot loader.
+#
+# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd
+# (packed from that same bzImage). LOADER is one of:
+#   qboot            QEMU -kernel with qboot instead of SeaBIOS (16-bit entry via its option ROM)
+#   microvm          QEMU -M microvm,acpi=off -kernel (qboot-based firmware; power-off does not
+#                    end QEMU there, so the harness stops it at the marker)
+#   ovmf             QEMU -kernel with OVMF: a non-PE image goes through OVMF's own Linux loader
+#   grub-linux       GRUB (i386-pc) from a grub-mkrescue ISO, `linux`   (32-bit entry)
+#   grub-linux16     GRUB (i386-pc) from the same kind of ISO, `linux16` (16-bit entry)
+#   grub-efi         GRUB (x86_64-efi) under OVMF, `linux` (handover, else 64-bit entry)
+#   isolinux         ISOLINUX from an xorriso ISO, `LINUX` + `INITRD` (16-bit entry)
+#   kexec            the stock kernel boots, then `kexec -l` (kexec_load, 64-bit entry)
+#   kexec-file       the same with `kexec -s -l` (kexec_file_load: the kernel's bzImage64 loader)
+# Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh). Files are written to
+# BUILD_DIR/boot/loaders, named after LOADER and IMAGE; exit 77 (skip) when a tool is missing.
+set -euo pipefail
+
+[[ $# -eq 4 ]] || { echo "usage: $0 KPACK_BINARY LOADER IMAGE BUILD_DIR" >&2; exit 2; }
+kpack=$1 loader=$2 kind=$3 boot_dir=$4/boot
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+boot_sh=$here/../boot/boot.sh
+out=$boot_dir/loaders
+mkdir -p "$out"
+name=$loader-$kind
+
+pathfile=$boot_dir/kernel-6.1.path
+[[ -s $pathfile ]] || { echo "loader-boot: $pathfile missing; run boot.fetch first" >&2; exit 1; }
+vmlinuz=$(cat "$pathfile")
+initrd=$boot_dir/initramfs.cpio.gz
+# Tight per-boot leash: a good boot takes 3-30 s under TCG (OVMF and GRUB EFI are the slow ones).
+timeout_s=${KPACK_LOADER_TIMEOUT:-90}
+cmdline="console=ttyS0 panic=-1 kpack.debug"
+
+skip() { echo "loader-boot: SKIP: $*" >&2; exit 77; }
+need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"; done; }
+need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
+
+# One image per codec, shared by every loader test: built under a lock and rebuilt only when kpack
+# or the stock image is newer, so a fixed packer is never masked by a stale image.
+image_for() {
+    local img=$out/kpack-$kind.bzImage
+    (
+        flock 9
+        if [[ ! ( -s $img && $img -nt $kpack && $img -nt $vmlinuz ) ]]; then
+            "$kpack" "--$kind" "$vmlinuz" -o "$img.tmp" >&2
+            mv "$img.tmp" "$img"
+        fi
+    ) 9> "$out/kpack-$kind.lock"
+    echo "$img"
+}
+
+case $kind in
+    stock) image=$vmlinuz ;;
+    raw|gzip|lz4|zstd) image=$(image_for) ;;
+    *) echo "loader-boot: unknown image '$kind'" >&2; exit 2 ;;
+esac
+
+ovmf=/usr/share/qemu/OVMF.fd
+log=$out/$name.serial.log
+boot=("$boot_sh" --timeout "$timeout_s" --log "$log")
+
+case $loader in
+    qboot)
+        need_file /usr/share/qemu/qboot.rom
+        exec env KPACK_APPEND=kpack.debug "${boot[@]}" "$image" "$initrd" -bios /usr/share/qemu/qboot.rom ;;
+    microvm)
+        exec env KPACK_APPEND=kpack.debug "${boot[@]}" --stop-on-marker "$image" "$initrd" -M microvm,acpi=off ;;
+    ovmf)
+        need_file "$ovmf"
+        exec env KPACK_APPEND=kpack.debug "${boot[@]}" "$image" "$initrd" -bios "$ovmf" ;;
+    grub-linux|grub-linux16|grub-efi)
+        need grub-mkrescue xorriso mformat
+        if [[ $loader == grub-efi ]]; then
+            need_file /usr/lib/grub/x86_64-efi/linux.mod "$ovmf"
+            cmd=linux firmware=(-bios "$ovmf")
+        else
+            need_file /usr/lib/grub/i386-pc/linux16.mod
+            cmd=${loader#grub-} firmware=()
+        fi
+        tree=$out/$name.tree
+        rm -rf "$tree" && mkdir -p "$tree/boot/grub"
+        # Hard links: the ISO tree costs no space or copy time.
+        ln -f "$image" "$tree/boot/kernel" 2>/dev/null || cp "$image" "$tree/boot/kernel"
+        ln -f "$initrd" "$tree/boot/initrd" 2>/dev/null || cp "$initrd" "$tree/boot/initrd"
+        # GRUB on the serial port too, so a loader error ends up in the log next to the stub's.
+        cat > "$tree/boot/grub/grub.cfg" <<EOF
+serial --unit=0 --speed=115200
+terminal_input serial
+terminal_output serial
+set timeout=0
+echo "loader-boot: GRUB \$grub_platform $cmd"
+$cmd /boot/kernel $cmdline
+initrd${cmd#linux} /boot/initrd
+boot
+EOF
+        iso=$out/$name.iso
+        grub-mkrescue -o "$iso" "$tree" >"$out/$name.mkrescue.log" 2>&1 \
+            || { cat "$out/$name.mkrescue.log" >&2; exit 1; }
+        rm -rf "$tree"
+        status=0
+        "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" "${firmware[@]}" || status=$?
+        [[ $status -ne 0 ]] || rm -f "$iso"   # ~50 MB each; kept only for post-mortems
+        exit $status ;;
+    isolinux)
+        need xorriso
+        need_file /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32
+        tree=$out/$name.tree
+        rm -rf "$tree" && mkdir -p "$tree/isolinux"
+        cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$tree/isolinux/"
+        ln -f "$image" "$tree/kernel" 2>/dev/null || cp "$image" "$tree/kernel"
+        ln -f "$initrd" "$tree/initrd.gz" 2>/dev/null || cp "$initrd" "$tree/initrd.gz"
+        cat > "$tree/isolinux/isolinux.cfg" <<EOF
+SERIAL 0 115200
+DEFAULT k
+PROMPT 0
+TIMEOUT 0
+LABEL k
+  LINUX /kernel
+  INITRD /initrd.gz
+  APPEND $cmdline
+EOF
+        iso=$out/$name.iso
+        xorriso -as mkisofs -quiet -o "$iso" -R -J -b isolinux/isolinux.bin -c isolinux/boot.cat \
+            -no-emul-boot -boot-load-size 4 -boot-info-table "$tree"
+        rm -rf "$tree"
+        status=0
+        "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" || status=$?
+        [[ $status -ne 0 ]] || rm -f "$iso"
+        exit $status ;;
+    kexec|kexec-file)
+        stage1=$out/$name.cpio
+        "$here/make-kexec-initramfs.sh" "$out/kexec-base.cpio" "$image" "$initrd" "$stage1"
+        flags=; [[ $loader == kexec ]] || flags=-s
+        # The stock kernel (SeaBIOS, -kernel) is the first stage in both cases: only the kexec'd
+        # image varies. 1 GiB: the first stage holds the image and the second initramfs in tmpfs.
+        status=0
+        KPACK_APPEND="kpack_kexec_flags=$flags" \
+            "${boot[@]}" "$vmlinuz" "$stage1" -m 1G || status=$?
+        [[ $status -ne 0 ]] || rm -f "$stage1"
+        exit $status ;;
+    *)
+        echo "loader-boot: unknown loader '$loader'" >&2; exit 2 ;;
+esac
