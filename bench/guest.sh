@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# guest.sh OUT RUNS TAG... — boot every image of each kernel TAG and record when /init started.
+# ICOUNT_RUNS (default 3) -icount boots per image: the kernel reads the RTC, so even -icount
+# counts vary by ~1 M instructions between boots; the report takes their median.
+#
+# Expects OUT/TAG/{stock,pvh,raw,gzip,lz4,zstd}.img (bench/run.sh makes them) and
+# OUT/initramfs.cpio.gz. Writes:
+#   OUT/icount.tsv     TAG IMAGE RUN TSC  under -icount shift=0,sleep=off: TSC = guest instructions
+#   OUT/TAG/IMAGE.icountN.log            the serial log, with the stub's `kpack:` phase lines
+#   OUT/wall.tsv       TAG IMAGE ROUND SECONDS   without -icount: QEMU start to the /init marker
+# RUNS wall-time rounds (0 skips them); every round boots every image once, in a rotated order, so
+# a burst of load from elsewhere lands on all images rather than on one.
+set -euo pipefail
+
+[[ $# -ge 3 ]] || { echo "usage: $0 OUT RUNS TAG..." >&2; exit 2; }
+out=$1 runs=$2
+shift 2
+tags=("$@")
+images=(pvh stock raw gzip lz4 zstd)
+qemu=${QEMU:-qemu-system-x86_64}
+initrd=$out/initramfs.cpio.gz
+
+# The same machine as tests/boot/boot.sh: 512 MiB, serial only, no NIC (no option ROM to load).
+qemu_args() {
+    echo -m 512M -display none -monitor none -nic none -no-reboot \
+        -kernel "$1" -initrd "$initrd"
+}
+append="console=ttyS0 panic=-1 kpack.debug"
+
+# One QEMU at a time on this machine, also across engineers' scripts that honour the lock.
+lock=/tmp/kpack-qemu.lock
+
+icount_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
+    local tag=$1 image=$2 log=$out/$1/$2.icount$3.log
+    flock "$lock" timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "$append" \
+        -serial "file:$log" -icount shift=0,sleep=off 2>"$log.stderr" || true
+    local tsc
+    tsc=$(grep -a -o 'KPACK_INIT_OK tsc=[0-9]*' "$log" | head -n1 | cut -d= -f2)
+    [[ -n $tsc ]] || { echo "guest.sh: $tag/$image did not reach /init; see $log" >&2; return 1; }
+    echo "$tsc"
+}
+
+wall_boot() {  # TAG IMAGE -> prints seconds from QEMU start to the marker line on the serial port
+    local tag=$1 image=$2 start end= line
+    exec 8>"$lock"
+    flock 8
+    start=${EPOCHREALTIME/./}
+    while IFS= read -r line; do
+        [[ -z $end && $line == *KPACK_INIT_OK* ]] && end=${EPOCHREALTIME/./}
+    done < <(timeout -k 5 120 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "console=ttyS0 panic=-1" \
+                 -serial stdio 2>/dev/null)
+    exec 8>&-
+    [[ -n $end ]] || { echo "guest.sh: $tag/$image did not reach /init (wall run)" >&2; return 1; }
+    printf '%d.%06d\n' $(((end - start) / 1000000)) $(((end - start) % 1000000))
+}
+
+: > "$out/icount.tsv"
+for ((run = 0; run < ${ICOUNT_RUNS:-3}; run++)); do
+    for tag in "${tags[@]}"; do
+        for image in "${images[@]}"; do
+            tsc=$(icount_boot "$tag" "$image" "$run")
+            printf '%s\t%s\t%d\t%s\n' "$tag" "$image" "$run" "$tsc" >> "$out/icount.tsv"
+            echo "guest: $tag $image icount tsc=$tsc" >&2
+        done
+    done
+done
+
+: > "$out/wall.tsv"
+n=${#images[@]}
+for ((round = 0; round < runs; round++)); do
+    for tag in "${tags[@]}"; do
+        for ((i = 0; i < n; i++)); do
+            image=${images[(i + round) % n]}
+            s=$(wall_boot "$tag" "$image")
+            printf '%s\t%s\t%d\t%s\n' "$tag" "$image" "$round" "$s" >> "$out/wall.tsv"
+        done
+    done
+    echo "guest: wall round $((round + 1))/$runs done" >&2
+done

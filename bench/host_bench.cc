@@ -1,0 +1,262 @@
+// kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd]
+//
+// For each codec: packs VMLINUX in memory exactly as `kpack --CODEC` does, then times (median of N
+// interleaved runs, warm buffers, one thread):
+//   engine   unpack_kernel on the image loaded at 1 MiB of a flat "RAM": the code the stub runs
+//   library  the codec library's own streaming decoder over the same payload into a flat buffer
+//            (what any program would write; the bar the engine must meet: >= 0.95x)
+//   stock    the stock decompressor's shape: the whole ELF decoded into a buffer, then each
+//            segment memmoved to its destination (same frames as kpack, so only the shape differs)
+//   memcpy   raw only: copying the memory image once, what a loader that moves it would pay
+// and checks the engine's output against the vmlinux segments. Prints one table row per codec.
+//
+// kpack_host_bench --engine-once IMAGE runs only the engine, once, on a kpack image file: for
+//   valgrind --tool=callgrind --toggle-collect='kpack::unpack_kernel*' to count its instructions
+//   by function (the stub links the same codec archives, so the counts match the guest's).
+#include <lz4frame.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "formats/kpack_image.h"
+#include "image_writer.h"
+#include "kernel_input.h"
+#include "lean_memory.h"
+#include "unpack.h"
+
+using namespace kpack;
+
+namespace {
+
+constexpr uint64_t kRamSize = 512ull << 20;  // the VM size the guest benchmark uses
+constexpr uint64_t kImageBase = 0x100000;    // where QEMU loads the protected-mode part
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "kpack_host_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+double seconds_of(const std::function<void()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+class NoTrace final : public UnpackTrace {
+ public:
+  void phase(const char*, uint64_t) override {}
+};
+
+// One packed image, loaded into RAM as QEMU would load it.
+struct Loaded {
+  Codec codec;
+  uint64_t image_bytes = 0;
+  StubInfo info{};
+  std::span<const uint8_t> payload;  // inside RAM
+};
+
+Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMemory& ram) {
+  Loaded l{codec};
+  l.image_bytes = image.size();
+  uint64_t setup_sects = image[0x1F1] ? image[0x1F1] : 4;
+  uint64_t setup_size = (setup_sects + 1) * 512;
+  uint64_t stub_size = built_in_blobs().stub.size();
+  std::memcpy(&l.info, image.data() + setup_size + stub_size, sizeof(StubInfo));
+  if (std::memcmp(l.info.magic, kStubInfoMagic, sizeof(l.info.magic)) != 0) die("no StubInfo after the stub");
+  uint64_t protected_size = image.size() - setup_size;
+  std::memcpy(ram.writable(kImageBase, protected_size), image.data() + setup_size, protected_size);
+  l.payload = {ram.readable(kImageBase + l.info.payload_offset, l.info.payload_size), l.info.payload_size};
+  return l;
+}
+
+UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram) {
+  UnpackRequest request;
+  request.codec = l.codec;
+  request.payload_addr = kImageBase + l.info.payload_offset;
+  request.payload_size = l.info.payload_size;
+  request.image = range_of(kImageBase, l.info.image_size);
+  request.min_kernel_address = l.info.min_kernel_address;
+  FreeMemory free;
+  if (!free.add(Range{kImageBase, ram.size()}).ok()) die("FreeMemory.add");
+  NoTrace trace;
+  UnpackResult result;
+  StubStatus status = unpack_kernel(request, free, ram, trace, &result);
+  if (!status.ok()) die(std::string("engine: ") + status.message);
+  return result;
+}
+
+// The library's own decoder over every frame of the payload; returns the bytes produced.
+uint64_t library_decode(Codec codec, std::span<const uint8_t> src, uint8_t* dst, uint64_t capacity) {
+  if (codec == Codec::kZstd) {
+    static ZSTD_DCtx* ctx = ZSTD_createDCtx();
+    size_t n = ZSTD_decompressDCtx(ctx, dst, capacity, src.data(), src.size());  // all frames
+    if (ZSTD_isError(n)) die(std::string("zstd: ") + ZSTD_getErrorName(n));
+    return n;
+  }
+  if (codec == Codec::kLz4) {
+    static LZ4F_dctx* ctx = [] {
+      LZ4F_dctx* c = nullptr;
+      LZ4F_createDecompressionContext(&c, LZ4F_VERSION);
+      return c;
+    }();
+    uint64_t in = 0, out = 0;
+    while (in < src.size()) {  // LZ4F starts the next frame by itself after one ends
+      size_t src_size = src.size() - in, dst_size = capacity - out;
+      size_t r = LZ4F_decompress(ctx, dst + out, &dst_size, src.data() + in, &src_size, nullptr);
+      if (LZ4F_isError(r)) die(std::string("lz4: ") + LZ4F_getErrorName(r));
+      in += src_size;
+      out += dst_size;
+      if (src_size == 0 && dst_size == 0) die("lz4: no progress");
+    }
+    return out;
+  }
+  if (codec == Codec::kGzip) {
+    z_stream s{};
+    if (inflateInit2(&s, 16 + MAX_WBITS) != Z_OK) die("zlib init");
+    s.next_in = const_cast<Bytef*>(src.data());
+    s.avail_in = static_cast<uInt>(src.size());
+    s.next_out = dst;
+    s.avail_out = static_cast<uInt>(capacity);
+    while (s.avail_in) {  // one member per region; one Z_FINISH call each, as zlib recommends
+      int r = inflate(&s, Z_FINISH);
+      if (r != Z_STREAM_END) die("zlib inflate " + std::to_string(r));
+      if (s.avail_in && inflateReset2(&s, 16 + MAX_WBITS) != Z_OK) die("zlib reset");
+    }
+    uint64_t out = static_cast<uint64_t>(s.next_out - dst);
+    inflateEnd(&s);
+    return out;
+  }
+  std::memcpy(dst, src.data(), src.size());
+  return src.size();
+}
+
+struct Row {
+  std::string codec;
+  uint64_t image = 0, segments = 0, moved = 0;
+  double engine = 0, library = 0, stock = 0, memcpy = 0;
+  bool correct = false;
+};
+
+Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemory& ram) {
+  PackOptions options;
+  options.compress.codec = codec;
+  options.compress.level = default_level(codec);
+  options.compress.threads = std::max(1u, std::thread::hardware_concurrency());
+  std::fprintf(stderr, "packing %s...\n", codec_name(codec));
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "bench");
+  if (!image) die(image.error().message);
+  Loaded l = load_image(*image, codec, ram);
+
+  Row row{codec_name(codec)};
+  row.image = l.image_bytes;
+  const KernelImage& k = input.kernel;
+  for (uint32_t i = 0; i < k.segment_count; ++i) row.segments += k.segments[i].filesz;
+
+  // Warm-up run, which also proves the engine's output is the kernel.
+  UnpackResult r = run_engine(l, ram);
+  row.moved = r.moved;
+  row.correct = true;
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    const uint8_t* at = ram.readable(r.base + (s.paddr - k.physical.begin), s.filesz);
+    row.correct &= at && std::memcmp(at, input.elf.data() + s.offset, s.filesz) == 0;
+  }
+
+  // Flat buffers for the baselines, touched once so page faults are not timed.
+  uint64_t capacity = k.file_end + (64 << 20);
+  std::vector<uint8_t> flat(capacity, 1), destination(k.span(), 1);
+  // The payload's ELF layout (compact for compressed codecs), to find the segments in `flat`.
+  uint64_t elf_size = library_decode(codec, l.payload, flat.data(), capacity);
+  KernelImage payload_elf;
+  if (!parse_kernel_elf(flat.data(), elf_size, elf_size, &payload_elf).ok()) die("decoded payload is not an ELF");
+
+  auto stock = [&] {
+    library_decode(codec, l.payload, flat.data(), capacity);
+    for (uint32_t i = 0; i < payload_elf.segment_count; ++i) {
+      const LoadSegment& s = payload_elf.segments[i];
+      std::memmove(destination.data() + (s.paddr - payload_elf.physical.begin), flat.data() + s.offset, s.filesz);
+    }
+  };
+  std::vector<double> engine, library, stock_times, copy;
+  for (int i = 0; i < runs; ++i) {  // interleaved so drift in machine load hits every variant alike
+    engine.push_back(seconds_of([&] { run_engine(l, ram); }));
+    library.push_back(seconds_of([&] { library_decode(codec, l.payload, flat.data(), capacity); }));
+    stock_times.push_back(seconds_of(stock));
+    if (codec == Codec::kRaw) {
+      uint64_t first = payload_elf.segments[0].offset;
+      copy.push_back(seconds_of([&] {
+        std::memcpy(destination.data(), l.payload.data() + first, payload_elf.file_end - first);
+      }));
+    }
+  }
+  row.engine = median(engine);
+  row.library = median(library);
+  row.stock = median(stock_times);
+  row.memcpy = copy.empty() ? 0 : median(copy);
+  return row;
+}
+
+}  // namespace
+
+int engine_once(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) die("cannot open " + path);
+  std::vector<uint8_t> image;
+  uint8_t buffer[1 << 16];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) image.insert(image.end(), buffer, buffer + n);
+  std::fclose(f);
+  bench::LeanMemory ram(kRamSize);
+  Loaded l = load_image(image, Codec::kRaw, ram);
+  l.codec = static_cast<Codec>(uint32_t{l.info.codec});
+  UnpackResult r = run_engine(l, ram);
+  std::printf("%s: decoded %llu bytes, moved %llu\n", codec_name(l.codec), static_cast<unsigned long long>(r.decoded),
+              static_cast<unsigned long long>(r.moved));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--engine-once") return engine_once(argv[2]);
+  std::string path, codecs = "raw,gzip,lz4,zstd";
+  int runs = 11;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--codecs" && i + 1 < argc) codecs = argv[++i];
+    else if (a[0] != '-' && path.empty()) path = a;
+    else die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd]");
+  }
+  if (path.empty()) die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd]");
+  Result<KernelInput> input = load_kernel(path);
+  if (!input) die(input.error().message);
+  input->relocs.clear();  // the engine never decodes them; keep them out of the library's payload too
+
+  bench::LeanMemory ram(kRamSize);
+  std::printf("# %s, %d runs, median ms; ratios are throughput relative to the engine's\n", path.c_str(), runs);
+  std::printf("%-5s %10s %10s %9s %9s %9s %9s %8s %8s %6s %s\n", "codec", "image", "segments", "engine",
+              "library", "stock", "memcpy", "eng/lib", "eng/stk", "moved", "check");
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    if (("," + codecs + ",").find(std::string(",") + codec_name(codec) + ",") == std::string::npos) continue;
+    Row r = bench_codec(*input, codec, runs, ram);
+    std::printf("%-5s %10llu %10llu %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f %6llu %s\n", r.codec.c_str(),
+                static_cast<unsigned long long>(r.image), static_cast<unsigned long long>(r.segments),
+                r.engine * 1e3, r.library * 1e3, r.stock * 1e3, r.memcpy * 1e3, r.library / r.engine,
+                r.stock / r.engine, static_cast<unsigned long long>(r.moved), r.correct ? "ok" : "MISMATCH");
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# pack_time.sh KPACK OUT RUNS TAG... — image sizes and pack times.
+#
+# Writes OUT/sizes.tsv (TAG IMAGE BYTES) for the images in OUT/TAG/, and OUT/pack.tsv
+# (TAG CODEC TOOL RUN SECONDS): `kpack --CODEC` against the codec's own CLI at the same level on
+# the same vmlinux (lz4 -9, gzip -9, zstd -19 -T0; kpack's zstd also uses every core). Runs of the
+# two tools alternate so that load from elsewhere hits both alike.
+set -euo pipefail
+
+[[ $# -ge 4 ]] || { echo "usage: $0 KPACK OUT RUNS TAG..." >&2; exit 2; }
+kpack=$1 out=$2 runs=$3
+shift 3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+now() { echo "${EPOCHREALTIME/./}"; }  # microseconds
+timed() {  # COMMAND... -> seconds
+    local start end
+    start=$(now)
+    "$@" >/dev/null
+    end=$(now)
+    printf '%d.%06d\n' $(((end - start) / 1000000)) $(((end - start) % 1000000))
+}
+
+: > "$out/sizes.tsv"
+: > "$out/pack.tsv"
+for tag in "$@"; do
+    vmlinux=$out/$tag/vmlinux
+    for image in stock raw gzip lz4 zstd; do
+        printf '%s\t%s\t%s\n' "$tag" "$image" "$(stat -c %s "$out/$tag/$image.img")" >> "$out/sizes.tsv"
+    done
+    printf '%s\t%s\t%s\n' "$tag" vmlinux "$(stat -c %s "$vmlinux")" >> "$out/sizes.tsv"
+    for codec in gzip lz4 zstd; do
+        case $codec in
+            gzip) cli=(sh -c 'gzip -9 -c "$0" > "$1"' "$vmlinux" "$tmp/cli.gz") ;;
+            lz4) cli=(lz4 -q -9 -f "$vmlinux" "$tmp/cli.lz4") ;;
+            zstd) cli=(zstd -q -19 -T0 -f "$vmlinux" -o "$tmp/cli.zst") ;;
+        esac
+        for ((run = 0; run < runs; run++)); do
+            s=$(timed "$kpack" "--$codec" "$vmlinux" -o "$tmp/kpack.img")
+            printf '%s\t%s\tkpack\t%d\t%s\n' "$tag" "$codec" "$run" "$s" >> "$out/pack.tsv"
+            s=$(timed "${cli[@]}")
+            printf '%s\t%s\tcli\t%d\t%s\n' "$tag" "$codec" "$run" "$s" >> "$out/pack.tsv"
+        done
+        echo "pack: $tag $codec done" >&2
+    done
+done
