@@ -44,6 +44,7 @@ Result<Payload> build_payload(const KernelInput& input, const PackOptions& optio
       std::span<const uint8_t> bytes(elf.bytes.data() + region.begin, region.size());
       Status status = append_frame(options.compress, bytes, payload.bytes, name);
       if (!status) return status.error();
+      if (options.progress) options.progress(region.end, elf.bytes.size());
     }
     // Worst case: the kernel goes right after the image, at the next aligned address.
     payload.init_size_from_base = align_up(payload_offset + payload.bytes.size() + input.relocs.size(), kPageSize) +

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ inline constexpr uint64_t kDefaultKernelAddress = 0x200000;
 struct PackOptions {
   CompressOptions compress;
   uint64_t kernel_address = kDefaultKernelAddress;  // lowest address the kernel may run at
+  // Called after each compressed frame with the ELF bytes done so far and in all (for a progress
+  // line); may be empty.
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 struct ImageBlobs {

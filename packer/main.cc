@@ -1,6 +1,13 @@
 // kpack: packs a vmlinux into an x86 boot-protocol image, or reads one back.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bzimage_reader.h"
@@ -14,12 +21,60 @@ using namespace kpack;
 
 namespace {
 
+// On a terminal, a pack that runs past a second shows one self-updating line on stderr (frames
+// done, elapsed time), erased when it ends; nothing at all when stderr is a file or a pipe.
+class ProgressLine {
+ public:
+  explicit ProgressLine(const char* codec) : codec_(codec) {
+    if (isatty(STDERR_FILENO)) ticker_ = std::thread([this] { run(); });
+  }
+  ~ProgressLine() {
+    if (!ticker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    ticker_.join();
+  }
+  void update(uint64_t bytes, uint64_t total) {
+    bytes_ = bytes;
+    total_ = total;
+  }
+
+ private:
+  void run() {
+    auto start = std::chrono::steady_clock::now();
+    bool shown = false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (seconds < 1) continue;
+      uint64_t total = total_;
+      std::fprintf(stderr, "\rkpack: compressing (%s) %.1f of %.1f MB, %.0f s ", codec_, bytes_ / 1e6,
+                   total / 1e6, seconds);
+      shown = true;
+    }
+    if (shown) std::fputs("\r\033[K", stderr);  // leave the terminal as it was
+  }
+
+  const char* codec_;
+  std::atomic<uint64_t> bytes_{0}, total_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread ticker_;
+};
+
 Status pack(const CommandLine& cl) {
   // Read the kernel: a vmlinux, or the one inside a bzImage.
   Result<KernelInput> input = load_kernel(cl.input);
   if (!input) return input.error();
   // Lay out the payload, compress it, and put the image together.
-  Result<std::vector<uint8_t>> image = build_image(*input, cl.pack, built_in_blobs(), cl.output);
+  ProgressLine progress(codec_name(cl.pack.compress.codec));
+  PackOptions options = cl.pack;
+  options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), cl.output);
   if (!image) return image.error();
   // Replace the output in one step.
   return write_file_atomically(cl.output, *image, 0644);
