@@ -167,10 +167,12 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
   return extent;
 }
 
-Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file, const std::string& name) {
+Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file, const std::string& name,
+                                     uint64_t max_output) {
   if (!fits(image.payload_offset, image.payload_size, file.size()))
     return error_in(name, "payload lies outside the file");
-  auto decoded = decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name);
+  auto decoded = decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name,
+                              max_output);
   if (!decoded) return decoded.error();
   std::vector<uint8_t>& data = *decoded;
   auto extent = elf_file_extent(data, name);

@@ -37,9 +37,10 @@ struct KernelPayload {
 };
 
 // Decodes the payload and splits it at the end of the ELF file (the furthest of its headers,
-// program headers, section headers and section contents).
+// program headers, section headers and section contents). `max_output` bounds the decoded size
+// (see decode_stream); fuzzers lower it to keep each run fast.
 Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file,
-                                     const std::string& name);
+                                     const std::string& name, uint64_t max_output = kMaxDecodedBytes);
 
 // Bytes of `elf` that belong to the ELF file proper; an error when the headers are inconsistent.
 Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf, const std::string& name);

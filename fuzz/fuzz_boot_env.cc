@@ -1,0 +1,95 @@
+// fuzz_boot_env: read_boot_environment on a hostile boot_params (e820 map, command line pointer,
+// initrd, setup_data chain) whose pointers lead into a small simulated low-memory area. Whatever
+// the loader claims, the free memory the stub then places the kernel in must be usable RAM below
+// 4 GiB and above 1 MiB, and must exclude everything the loader handed over.
+//
+// Input: the first 4096 bytes are boot_params (zero-padded); the rest is low memory at kLowBase,
+// where boot_params itself also sits, so the command line and setup_data can point at it.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "boot_environment.h"
+#include "fuzz_check.h"
+#include "simulated_memory.h"
+
+using namespace kpack;
+using kpack::test::SimulatedMemory;
+
+namespace {
+
+constexpr uint64_t kLowBase = 0x90000;  // where classic loaders put boot_params and the command line
+constexpr uint64_t kLowSize = 0x10000;
+constexpr uint64_t kParamsAddr = kLowBase;
+
+// Sorted, merged union of the map's RAM entries: where free memory may lie.
+std::vector<Range> ram_of(const boot::BootParams& p) {
+  std::vector<Range> ram;
+  for (uint32_t i = 0; i < p.e820_entries && i < boot::kE820MaxEntries; ++i)
+    if (p.e820_table[i].type == boot::kE820Ram) ram.push_back(range_of(p.e820_table[i].addr, p.e820_table[i].size));
+  std::sort(ram.begin(), ram.end(), [](Range a, Range b) { return a.begin < b.begin; });
+  std::vector<Range> merged;
+  for (Range r : ram) {
+    if (r.empty()) continue;
+    if (!merged.empty() && r.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, r.end);
+    else merged.push_back(r);
+  }
+  return merged;
+}
+
+// Everything that must never be free: reserved map entries, boot_params, the command line, the
+// initrd and each setup_data node (found by walking the chain again, independently).
+std::vector<Range> live_ranges(const boot::BootParams& p, const BootEnvironment& env, SimulatedMemory& memory) {
+  std::vector<Range> live{range_of(kParamsAddr, sizeof(boot::BootParams)), env.command_line, env.initrd};
+  for (uint32_t i = 0; i < p.e820_entries && i < boot::kE820MaxEntries; ++i)
+    if (p.e820_table[i].type != boot::kE820Ram) live.push_back(range_of(p.e820_table[i].addr, p.e820_table[i].size));
+  uint64_t node = p.hdr.setup_data;
+  for (uint32_t n = 0; node && n < env.setup_data_nodes; ++n) {
+    const uint8_t* bytes = memory.readable(node, sizeof(boot::SetupData));
+    FUZZ_CHECK(bytes);
+    const auto& header = *reinterpret_cast<const boot::SetupData*>(bytes);
+    live.push_back(range_of(node, sizeof(boot::SetupData) + uint64_t{header.len}));
+    node = header.next;
+  }
+  return live;
+}
+
+void check_free(const FreeMemory& free, const std::vector<Range>& ram, const std::vector<Range>& live) {
+  for (uint32_t i = 0; i < free.count(); ++i) {
+    Range f = free.at(i);
+    FUZZ_CHECK(!f.empty() && f.begin >= kLowestUsable && f.end <= kAddressLimit);
+    // Not necessarily page-aligned: a reserved entry may cut RAM anywhere; fits align themselves.
+    if (i > 0) FUZZ_CHECK(free.at(i - 1).end < f.begin);  // sorted, disjoint, not adjacent
+    FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(f); }));
+    for (Range l : live) FUZZ_CHECK(l.empty() || !l.overlaps(f));  // overlaps() takes ranges as non-empty
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  boot::BootParams params{};
+  std::memcpy(&params, data, std::min(size, sizeof(params)));
+  SimulatedMemory memory(kLowBase, kLowSize);
+  std::vector<uint8_t> low(data, data + std::min<size_t>(size, kLowSize));
+  if (low.size() < sizeof(params)) low.resize(sizeof(params));
+  memory.load(kLowBase, low);
+
+  BootEnvironment env;
+  StubStatus status = read_boot_environment(params, kParamsAddr, memory, &env);
+  FUZZ_CHECK(memory.granted().empty());  // it only reads
+  if (!status.ok()) {
+    FUZZ_CHECK(status.message && status.message[0]);
+    return 0;
+  }
+  if (!env.command_line.empty()) {
+    // The text is readable and NUL-free; the range's last byte is its NUL, or one past
+    // cmdline_size when the loader left it unterminated (the kernel then cuts it there too).
+    uint64_t length = env.command_line.size() - 1;
+    const uint8_t* text = memory.readable(env.command_line.begin, length);
+    FUZZ_CHECK(text && std::memchr(text, 0, length) == nullptr);
+    (void)command_line_has(reinterpret_cast<const char*>(text), length, "kpack.debug");
+  }
+  check_free(env.free, ram_of(params), live_ranges(params, env, memory));
+  return 0;
+}

@@ -1,0 +1,55 @@
+// fuzz_bzimage: the packer's reading side on arbitrary files — the boot-protocol header, the
+// payload's stream decoders (gzip, xz, lz4 legacy and frame, zstd, raw) and the ELF extent that
+// splits the payload. Inputs that are not bzImages go straight to the stream decoders, so those
+// are fuzzed without the fuzzer first having to build a valid header around them.
+#include <span>
+#include <string>
+
+#include "bzimage_reader.h"
+#include "codecs.h"
+#include "fuzz_check.h"
+
+using namespace kpack;
+
+namespace {
+
+// A payload may claim up to 1 GiB; runs stay fast (and under -rss_limit_mb) with a lower cap.
+constexpr uint64_t kMaxDecoded = 16 << 20;
+const std::string kName = "fuzz.img";
+
+// Every error is one line that starts with the file's name.
+void check_message(const Error& error) {
+  FUZZ_CHECK(error.message.rfind(kName + ": ", 0) == 0);
+  FUZZ_CHECK(error.message.find('\n') == std::string::npos);
+}
+
+void check_split(const Result<KernelPayload>& payload) {
+  if (!payload) return check_message(payload.error());
+  Result<uint64_t> extent = elf_file_extent(payload.value().elf, kName);
+  FUZZ_CHECK(extent.ok() && *extent == payload.value().elf.size());
+  FUZZ_CHECK(payload.value().elf.size() + payload.value().relocs.size() <= kMaxDecoded);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::span<const uint8_t> file(data, size);
+  if (!looks_like_bzimage(file)) {
+    std::optional<StreamFormat> format = detect_stream_format(file);
+    if (!format) return 0;
+    Result<std::vector<uint8_t>> decoded = decode_stream(*format, file, kName, kMaxDecoded);
+    if (!decoded) return check_message(decoded.error()), 0;
+    FUZZ_CHECK(decoded->size() <= kMaxDecoded);
+    Result<uint64_t> extent = elf_file_extent(*decoded, kName);
+    if (!extent) return check_message(extent.error()), 0;
+    FUZZ_CHECK(*extent <= decoded->size());
+    return 0;
+  }
+  Result<BzImage> image = read_bzimage(file, kName);
+  if (!image) return check_message(image.error()), 0;
+  FUZZ_CHECK(image->payload_size > 0 && image->payload_offset + image->payload_size <= size);
+  FUZZ_CHECK(image->setup_size < size && image->payload_offset >= image->setup_size);
+  if (image->kpack) FUZZ_CHECK(uint32_t{image->kpack->codec} < kCodecCount);
+  check_split(extract_kernel(*image, file, kName, kMaxDecoded));
+  return 0;
+}

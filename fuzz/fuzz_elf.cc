@@ -1,0 +1,82 @@
+// fuzz_elf: the ELF parser shared by the stub and the packer, and the packer's two payload layouts
+// on every ELF the parser accepts. A layout must produce an ELF that parses again, with the same
+// segments at the same physical addresses holding the same bytes.
+#include <cstring>
+#include <vector>
+
+#include "fuzz_check.h"
+#include "kernel_elf.h"
+#include "layout.h"
+
+using namespace kpack;
+
+namespace {
+
+// Raw layouts hold the whole span in memory; beyond this the fuzzer would only measure malloc.
+constexpr uint64_t kMaxMirroredSpan = 16 << 20;
+
+void check_accepted(const KernelImage& k, uint64_t file_size) {
+  FUZZ_CHECK(k.segment_count >= 1 && k.segment_count <= kMaxLoadSegments);
+  FUZZ_CHECK(k.headers_end <= k.segments[0].offset);
+  FUZZ_CHECK(is_power_of_two(k.alignment) && k.alignment >= kMinKernelAlignment);
+  FUZZ_CHECK(k.physical.begin % k.alignment == 0);
+  FUZZ_CHECK(k.entry >= k.physical.begin && k.entry < k.physical.end);
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    FUZZ_CHECK(s.filesz <= s.memsz && s.memsz > 0);
+    FUZZ_CHECK(s.offset + s.filesz >= s.offset && s.offset + s.filesz <= file_size);
+    FUZZ_CHECK(s.paddr >= kLowestSegmentAddress && s.paddr + s.memsz <= kHighestSegmentEnd);
+    FUZZ_CHECK(k.physical.contains(range_of(s.paddr, s.memsz)));
+    if (i > 0) FUZZ_CHECK(k.segments[i - 1].offset + k.segments[i - 1].filesz <= s.offset);
+  }
+}
+
+// The rewritten ELF keeps every segment's place in memory and its bytes.
+void check_layout(const KernelInput& input, const PayloadElf& out, bool mirrored) {
+  KernelImage again;
+  FUZZ_CHECK(parse_kernel_elf(out.bytes.data(), out.bytes.size(), out.bytes.size(), &again).ok());
+  const KernelImage& k = input.kernel;
+  FUZZ_CHECK(again.segment_count == k.segment_count);
+  FUZZ_CHECK(again.entry == k.entry && again.physical.begin == k.physical.begin &&
+             again.physical.end == k.physical.end && again.alignment == k.alignment);
+  if (mirrored) FUZZ_CHECK(is_physically_mirrored(again));
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    // Segments may come in another file order; match them by physical address (they are disjoint).
+    const LoadSegment& s = k.segments[i];
+    const LoadSegment* n = nullptr;
+    for (uint32_t j = 0; j < again.segment_count; ++j)
+      if (again.segments[j].paddr == s.paddr) n = &again.segments[j];
+    FUZZ_CHECK(n && n->memsz == s.memsz);
+    FUZZ_CHECK(std::memcmp(out.bytes.data() + n->offset, input.elf.data() + s.offset, s.filesz) == 0);
+    for (uint64_t b = s.filesz; b < n->filesz; ++b) FUZZ_CHECK(out.bytes[n->offset + b] == 0);
+  }
+  // The regions are the frames: in order, back to back, covering the whole file.
+  uint64_t at = 0;
+  for (Range r : out.regions) {
+    FUZZ_CHECK(r.begin == at && r.end > r.begin);
+    at = r.end;
+  }
+  FUZZ_CHECK(at == out.bytes.size());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // As the stub sees it: headers only, file length unknown.
+  KernelImage headers_only;
+  (void)parse_kernel_elf(data, size, ~0ull, &headers_only);
+
+  // As the packer sees it: the whole file.
+  KernelInput input;
+  StubStatus status = parse_kernel_elf(data, size, size, &input.kernel);
+  if (!status.ok()) {
+    FUZZ_CHECK(status.message[0] != '\0');
+    return 0;
+  }
+  check_accepted(input.kernel, size);
+  input.elf.assign(data, data + size);
+  check_layout(input, layout_compact(input), false);
+  if (input.kernel.span() <= kMaxMirroredSpan)
+    check_layout(input, layout_mirrored(input, align_up(input.kernel.headers_end, 4096)), true);
+  return 0;
+}

@@ -1,0 +1,169 @@
+// make_seeds OUT_DIR: writes the seed corpora under OUT_DIR/<target>/ (committed as fuzz/corpus).
+// Seeds are valid inputs of each target, built with the packer's own code from small synthetic
+// kernels, so every fuzzer starts from paths that go all the way through.
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "codecs.h"
+#include "formats/boot_params.h"
+#include "image_writer.h"
+#include "kernel_input.h"
+#include "layout.h"
+#include "synthetic_kernel.h"
+
+using namespace kpack;
+using kpack::test::SegmentSpec;
+using Bytes = std::vector<uint8_t>;
+
+namespace {
+
+std::filesystem::path out_dir;
+
+void write_seed(const std::string& target, const std::string& name, const Bytes& bytes) {
+  std::filesystem::create_directories(out_dir / target);
+  std::ofstream(out_dir / target / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (bytes.size() > 64 * 1024) std::fprintf(stderr, "make_seeds: %s/%s is over 64 KiB\n", target.c_str(), name.c_str());
+}
+
+KernelInput input_of(const Bytes& elf) {
+  KernelInput input;
+  input.elf = elf;
+  Result<KernelImage> kernel = parse_vmlinux(elf, "seed");
+  if (!kernel) {
+    std::fprintf(stderr, "make_seeds: %s\n", kernel.error().message.c_str());
+    std::exit(1);
+  }
+  input.kernel = *kernel;
+  return input;
+}
+
+// Shaped like a kernel (text, data, per-cpu with vaddr 0, init+bss) but a few KiB per segment.
+std::vector<SegmentSpec> spread_segments() {
+  using namespace elf;
+  return {{0x1000000, 0x1800, 0x1800, kPfR | kPfX},
+          {0x1200000, 0x800, 0x1000, kPfR | kPfW},
+          {0x1202000, 0x400, 0x400, kPfR | kPfW, 0},
+          {0x1203000, 0x600, 0x3000, kPfR | kPfW | kPfX}};
+}
+// Back to back in memory, so a raw (mirrored) payload stays small.
+std::vector<SegmentSpec> packed_segments() {
+  using namespace elf;
+  return {{0x1000000, 0x1800, 0x2000, kPfR | kPfX}, {0x1002000, 0x800, 0x1000, kPfR | kPfW},
+          {0x1003000, 0x400, 0x3000, kPfR | kPfW | kPfX}};
+}
+
+Bytes compact_payload(const KernelInput& input, Codec codec) {
+  PayloadElf elf = layout_compact(input);
+  Bytes payload;
+  for (Range r : elf.regions) {
+    Status s = append_frame({codec, 1, 1}, {elf.bytes.data() + r.begin, r.size()}, payload, "seed");
+    if (!s) std::exit(1);
+  }
+  return payload;
+}
+
+void elf_seeds() {
+  write_seed("fuzz_elf", "spread.elf", kpack::test::make_kernel_elf(spread_segments()));
+  write_seed("fuzz_elf", "packed.elf", kpack::test::make_kernel_elf(packed_segments(), 2));
+  std::vector<SegmentSpec> reversed = spread_segments();
+  std::swap(reversed[0], reversed[3]);  // file order differs from memory order
+  Bytes elf = kpack::test::make_kernel_elf(reversed, 3);
+  reinterpret_cast<elf::Ehdr*>(elf.data())->entry = 0x1000010;
+  write_seed("fuzz_elf", "reversed.elf", elf);
+  write_seed("fuzz_elf", "one-segment.elf", kpack::test::make_kernel_elf({{0x200000, 0x300, 0x300}}, 4));
+}
+
+void bzimage_seeds() {
+  KernelInput input = input_of(kpack::test::make_kernel_elf(spread_segments()));
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    PackOptions options;
+    options.compress = {codec, 1, 1};
+    Result<Bytes> image = build_image(input, options, built_in_blobs(), "seed");
+    if (!image) std::exit(1);
+    write_seed("fuzz_bzimage", std::string("kpack-") + codec_name(codec) + ".img", *image);
+    // The bare stream, as the reader meets it inside a stock image.
+    write_seed("fuzz_bzimage", std::string("stream-") + codec_name(codec), compact_payload(input, codec));
+  }
+  KernelInput small = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
+  PackOptions raw;
+  raw.compress = {Codec::kRaw, 0, 1};
+  raw.kernel_address = 0x102000;  // not a valid CLI address, but it keeps the mirrored gap small
+  Result<Bytes> image = build_image(small, raw, built_in_blobs(), "seed");
+  if (image) write_seed("fuzz_bzimage", "kpack-raw.img", *image);
+}
+
+// [codec] [machine bits] payload, as fuzz_unpack reads it.
+Bytes unpack_input(Codec codec, uint8_t machine, const Bytes& payload) {
+  Bytes seed{static_cast<uint8_t>(codec), machine};
+  seed.insert(seed.end(), payload.begin(), payload.end());
+  return seed;
+}
+
+void unpack_seeds() {
+  KernelInput spread = input_of(kpack::test::make_kernel_elf(spread_segments()));
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    Bytes payload = compact_payload(spread, codec);
+    write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-basic", unpack_input(codec, 0x01, payload));
+    write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-initrd-hole",
+               unpack_input(codec, 0x01 | 0x20 | 0x40 | 0x08, payload));
+  }
+  // Raw, with the first segment one page into the payload: placed at 0x1FF000 (bit 2) it is
+  // 2 MiB-aligned and runs in place; at 0x101000 it has to move.
+  KernelInput packed = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
+  Bytes raw = layout_mirrored(packed, 0x1000).bytes;
+  write_seed("fuzz_unpack", "raw-in-place", unpack_input(Codec::kRaw, 0x04 | 0x01, raw));
+  write_seed("fuzz_unpack", "raw-moved", unpack_input(Codec::kRaw, 0x01, raw));
+  write_seed("fuzz_unpack", "raw-compact", unpack_input(Codec::kRaw, 0x01, layout_compact(packed).bytes));
+}
+
+template <typename T>
+void put(Bytes& memory, uint64_t offset, const T& value) {
+  std::memcpy(memory.data() + offset, &value, sizeof(T));
+}
+
+// Low memory at 0x90000 as a loader leaves it: boot_params, the command line, two setup_data nodes.
+void boot_env_seeds() {
+  constexpr uint64_t kBase = 0x90000;
+  Bytes memory(0x3000, 0);
+  boot::BootParams p{};
+  const boot::E820Entry map[] = {{0, 0x9FC00, 1},          {0xF0000, 0x10000, 2},     {0x100000, 0x1FEE0000, 1},
+                                 {0xFEFFC000, 0x4000, 2},  {0x100000000, 1ull << 30, 1}};
+  p.e820_entries = sizeof(map) / sizeof(map[0]);
+  std::memcpy(p.e820_table, map, sizeof(map));
+  p.hdr.cmd_line_ptr = kBase + 0x1000;
+  p.hdr.cmdline_size = 2047;
+  p.hdr.ramdisk_image = 0x1F000000;
+  p.hdr.ramdisk_size = 0x800000;
+  p.hdr.setup_data = kBase + 0x2000;
+  put(memory, 0, p);
+  const char cmdline[] = "console=ttyS0 kpack.debug quiet";
+  std::memcpy(memory.data() + 0x1000, cmdline, sizeof(cmdline));
+  put(memory, 0x2000, boot::SetupData{kBase + 0x2100, 1, 32});
+  put(memory, 0x2100, boot::SetupData{0, 2, 8});
+  write_seed("fuzz_boot_env", "qemu-like", memory);
+  p.hdr.setup_data = 0;
+  p.hdr.ramdisk_size = 0;
+  p.ext_cmd_line_ptr = 0;
+  put(memory, 0, p);
+  write_seed("fuzz_boot_env", "no-initrd-no-setup-data", Bytes(memory.begin(), memory.begin() + 0x1100));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds OUT_DIR\n");
+    return 2;
+  }
+  out_dir = argv[1];
+  elf_seeds();
+  bzimage_seeds();
+  unpack_seeds();
+  boot_env_seeds();
+  return 0;
+}
