@@ -8,8 +8,11 @@ pkgs=(
     zlib1g-dev liblz4-dev liblzma-dev libzstd-dev      # codecs (the stub links the static archives)
     doctest-dev                                        # unit tests
     qemu-system-x86 cpio gzip                          # boot tests: QEMU, initramfs
+    ovmf grub-common grub-pc-bin grub-efi-amd64-bin    # loader matrix (tests/loaders): UEFI, GRUB
+    xorriso mtools isolinux syslinux-common            #   ISOs: grub-mkrescue, ISOLINUX
+    kexec-tools busybox-static                         #   kexec from a first-stage initramfs
     lz4 zstd xz-utils                                  # reference (de)compressors for tests
-    clang                                              # libFuzzer targets
+    clang libclang-rt-14-dev                           # libFuzzer targets (the runtime is only a Recommends)
 )
 
 # dpkg-query rather than a bare `dpkg -s`: the latter also succeeds for removed packages whose

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# matrix-table.sh BUILD_DIR [JUNIT.xml] — the loader × image matrix as a Markdown table, from the
+# results of the last ctest run in BUILD_DIR (Testing/Temporary/LastTest.log) or from a JUnit file
+# written by `ctest -L boot --output-junit FILE` (relative paths are taken from BUILD_DIR, as
+# ctest does).
+#
+# Rows are loaders, columns the stock bzImage (control) and the kpack codecs. The SeaBIOS -kernel
+# row comes from tests/boot (boot.stock, boot.kpack.CODEC); the others from tests/loaders
+# (loaders.LOADER.IMAGE). A cell is "pass (N s)", "**FAIL**", "skip" (tool missing here) or "—"
+# (not run in that ctest invocation: run `ctest -L boot` to fill the whole table).
+set -euo pipefail
+
+[[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
+build=$1 junit=${2:-}
+[[ -z $junit || $junit == /* ]] || junit=$build/$junit
+
+# Both parsers print "NAME STATUS SECONDS" lines, STATUS one of pass fail skip.
+from_lasttest() {
+    awk '
+        /^[0-9]+\/[0-9]+ Testing: / { name = $3 }
+        /^Test time = /             { time = $4 }
+        /^Test Passed\./            { print name, "pass", time }
+        /^Test Failed\./            { print name, "fail", time }
+        /^Test Skipped/             { print name, "skip", time }
+        /^Test Not Run/             { print name, "skip", time }
+    ' "$1"
+}
+from_junit() {
+    # One <testcase> element per test: self-closing means passed; a <failure> or <skipped> child
+    # inside it says otherwise.
+    awk '
+        function attr(s, key,   m) {
+            if (match(s, key "=\"[^\"]*\"")) { m = substr(s, RSTART, RLENGTH); sub(/^[^"]*"/, "", m); sub(/"$/, "", m); return m }
+            return ""
+        }
+        /<testcase / {
+            name = attr($0, "name"); time = attr($0, "time"); status = "pass"
+            if ($0 ~ /status="(notrun|disabled)"/) status = "skip"
+            if ($0 ~ /\/>[[:space:]]*$/) { print name, status, time; name = ""; next }
+        }
+        name != "" && /<failure/  { status = "fail" }
+        name != "" && /<skipped/  { status = "skip" }
+        name != "" && /<\/testcase>/ { print name, status, time; name = "" }
+    ' "$1"
+}
+
+if [[ -n $junit ]]; then
+    [[ -r $junit ]] || { echo "matrix-table: cannot read $junit" >&2; exit 1; }
+    results=$(from_junit "$junit")
+else
+    log=$build/Testing/Temporary/LastTest.log
+    [[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L boot in $build first" >&2; exit 1; }
+    results=$(from_lasttest "$log")
+fi
+
+declare -A status
+while read -r name st secs; do
+    [[ -n $name ]] && status[$name]="$st $secs"
+done <<< "$results"
+
+cell() {
+    local r=${status[$1]:-}
+    case ${r%% *} in
+        pass) printf 'pass (%.0f s)' "${r#* }" ;;
+        fail) printf '**FAIL**' ;;
+        skip) printf 'skip' ;;
+        *)    printf '—' ;;
+    esac
+}
+
+images=(stock raw gzip lz4 zstd)
+# loader id|row label (the image's entry point the loader uses, as found by the tests' authors)
+rows=(
+    "seabios|QEMU -kernel, SeaBIOS (16-bit entry)"
+    "qboot|QEMU -kernel, qboot (16-bit)"
+    "microvm|QEMU microvm, acpi=off (16-bit)"
+    "ovmf|QEMU -kernel, OVMF (stock: PE/EFI stub; kpack: OVMF's Linux loader, 64-bit)"
+    "grub-linux|GRUB 2.06 BIOS \`linux\` (32-bit)"
+    "grub-linux16|GRUB 2.06 BIOS \`linux16\` (16-bit)"
+    "grub-efi|GRUB 2.06 UEFI \`linux\` (stock: EFI handover; kpack: 64-bit)"
+    "isolinux|ISOLINUX 6.04 \`LINUX\` (16-bit)"
+    "kexec|kexec -l, kexec_load (64-bit via purgatory)"
+    "kexec-file|kexec -s -l, kexec_file_load (64-bit via purgatory)"
+)
+
+echo "| Loader | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd |"
+echo "|---|---|---|---|---|---|"
+for row in "${rows[@]}"; do
+    id=${row%%|*} label=${row#*|}
+    line="| $label"
+    for img in "${images[@]}"; do
+        if [[ $id == seabios ]]; then
+            test=boot.kpack.$img; [[ $img == stock ]] && test=boot.stock
+        else
+            test=loaders.$id.$img
+        fi
+        line+=" | $(cell "$test")"
+    done
+    echo "$line |"
+done
