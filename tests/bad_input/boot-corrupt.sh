@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# boot-corrupt.sh KPACK MODE BUILD_DIR — pack the test kernel with MODE (gzip, lz4, zstd or raw),
+# damage the image, boot it, and require the stub to refuse it: a "kpack: error" line on the
+# serial console, then a halt — no reset or triple fault (QEMU still running at the timeout) and
+# no kernel start (no "Linux version" in the log).
+#
+#   gzip, lz4, zstd  64 bytes overwritten a third of the way into the payload: inside the text
+#                    segment's frame, after the headers were read and the kernel placed, so the
+#                    frame checksum (or the decoder) catches it mid-unpack
+#   raw              the ELF magic at the start of the payload overwritten: caught before any write
+#
+# Needs BUILD_DIR/boot/kernel-6.1.path and BUILD_DIR/boot/initramfs.cpio.gz (the boot.fetch test).
+set -euo pipefail
+
+[[ $# -eq 3 ]] || { echo "usage: $0 KPACK MODE BUILD_DIR" >&2; exit 2; }
+kpack=$1 mode=$2 dir=$3/boot
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pathfile=$dir/kernel-6.1.path
+[[ -s $pathfile ]] || { echo "boot-corrupt: $pathfile missing; run the boot.fetch test first" >&2; exit 1; }
+vmlinuz=$(cat "$pathfile")
+image=$dir/bad-input-$mode.bzImage
+log=$dir/bad-input-$mode.serial.log
+
+level=(--level 1)  # the content does not matter here, only that it is damaged: pack fast
+[[ $mode == raw ]] && level=()
+"$kpack" "--$mode" "${level[@]}" "$vmlinuz" -o "$image"
+
+read -r offset length < <(python3 -c 'import struct,sys
+d=open(sys.argv[1],"rb").read(0x260)
+off,length=struct.unpack_from("<II",d,0x248)
+print(((d[0x1F1] or 4)+1)*512+off, length)' "$image")
+if [[ $mode == raw ]]; then
+    printf 'NOPE' | dd of="$image" bs=1 seek="$offset" conv=notrunc status=none
+else
+    head -c 64 /dev/zero | tr '\0' '\336' | dd of="$image" bs=1 seek=$((offset + length / 3)) conv=notrunc status=none
+fi
+echo "boot-corrupt: $mode image, payload at $offset ($length bytes), damaged; booting"
+
+status=0
+"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail 'kpack: error' "$image" "$dir/initramfs.cpio.gz" || status=$?
+[[ $status -eq 0 ]] || exit $status
+grep -a 'kpack: ' "$log" || true
+if grep -aq 'Linux version' "$log"; then
+    echo "boot-corrupt: FAIL: the kernel started from a damaged image" >&2
+    exit 1
+fi
+grep -aq 'the kernel was not started' "$log" || { echo "boot-corrupt: FAIL: no halt message" >&2; exit 1; }
+echo "boot-corrupt: PASS: $mode image refused"
