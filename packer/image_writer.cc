@@ -35,6 +35,11 @@ Result<Payload> build_payload(const KernelInput& input, const PackOptions& optio
     uint64_t segment_offset = options.kernel_address - kDefaultLoadAddress;
     if (options.kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
       return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
+    // A raw payload stores the whole span, gaps and bss included: refuse absurd spans before
+    // allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
+    if (k.span() > kMaxDecodedBytes)
+      return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
+                                " bytes, more than a raw image can hold (1 GiB)");
     PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
     payload.bytes = std::move(elf.bytes);
     payload.init_size_from_base = segment_offset + k.span();

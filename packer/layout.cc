@@ -9,6 +9,7 @@ namespace kpack {
 namespace {
 
 struct Placement {
+  uint64_t paddr;  // identifies the segment: two bss-only segments may share an offset and size
   uint64_t old_offset;
   uint64_t new_offset;
   uint64_t old_filesz;
@@ -35,7 +36,8 @@ PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& place
     elf::Phdr p = old_phdrs[i];
     bool placed = false;
     for (const Placement& m : placements) {
-      bool is_segment = p.type == elf::kPtLoad && p.offset == m.old_offset && p.filesz == m.old_filesz && p.memsz;
+      bool is_segment = p.type == elf::kPtLoad && p.paddr == m.paddr && p.offset == m.old_offset &&
+                        p.filesz == m.old_filesz && p.memsz;
       if (is_segment) {
         p.offset = m.new_offset;
         p.filesz = m.new_filesz;
@@ -78,7 +80,7 @@ PayloadElf layout_compact(const KernelInput& input) {
     const LoadSegment& s = k.segments[i];
     // Keep p_offset congruent to p_vaddr modulo the page size, as ELF loaders expect.
     uint64_t offset = align_up(at, 4096) + (s.vaddr & 0xFFF);
-    placements.push_back({s.offset, offset, s.filesz, s.filesz});
+    placements.push_back({s.paddr, s.offset, offset, s.filesz, s.filesz});
     at = offset + s.filesz;
   }
   PayloadElf out = rewrite(input, placements, at);
@@ -100,7 +102,7 @@ PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
     uint64_t offset = first_offset + (s.paddr - k.physical.begin);
-    placements.push_back({s.offset, offset, s.filesz, s.memsz});
+    placements.push_back({s.paddr, s.offset, offset, s.filesz, s.memsz});
     end = std::max(end, offset + s.memsz);
   }
   PayloadElf out = rewrite(input, placements, end);

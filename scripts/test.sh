@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh — install dependencies, build kpack in build/, run every test (unit and boot).
+# test.sh — install dependencies, build kpack in build/, run every test (unit and boot), then the
+# unit tests under ASan/UBSan (build-asan/) and each fuzzer for a minute (build-fuzz/).
 # Boot tests alone: ctest --test-dir build -L boot; everything but them: -LE boot.
 set -euo pipefail
 
@@ -11,3 +12,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j2
 # Serial: the boot tests each run a TCG QEMU, and this project targets 2-core machines.
 ctest --test-dir build --output-on-failure
+
+# Hostile inputs: sanitizers catch what the unit tests only pass through; the fuzzers run ~60 s
+# each (fuzz/README.md). Both use their own build directories.
+scripts/test-sanitized.sh
+fuzz/run.sh 60

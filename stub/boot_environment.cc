@@ -13,6 +13,9 @@ StubStatus add_usable_ram(const boot::BootParams& params, FreeMemory& free) {
     Range r = range_of(e.addr, e.size);
     if (r.end > kAddressLimit) r.end = kAddressLimit;
     if (r.begin < kLowestUsable) r.begin = kLowestUsable;
+    // Entirely above 4 GiB (or below 1 MiB): skip it, also because aligning a begin near 2^64 up
+    // would wrap to 0 and turn the entry into "all of 0..4 GiB is RAM".
+    if (r.empty()) continue;
     KPACK_TRY(free.add(Range{align_up(r.begin, 4096), align_down(r.end, 4096)}));
   }
   // Entries of other types win where the map overlaps itself.
