@@ -81,7 +81,9 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   h.kernel_alignment = static_cast<uint32_t>(input.kernel.alignment);
   h.relocatable_kernel = 1;
   h.min_alignment = 12;  // the stub itself needs only page alignment
-  h.xloadflags = boot::kXlfKernel64;
+  // Above 4G: kexec-tools' bzImage64 loader and kexec_file_load insist on it; the stub maps
+  // windows above 4 GiB for itself, boot_params and the command line (stub/paging.cc).
+  h.xloadflags = boot::kXlfKernel64 | boot::kXlfCanBeLoadedAbove4G;
   h.cmdline_size = input.cmdline_size.value_or(kDefaultCmdlineSize);
   h.payload_offset = static_cast<uint32_t>(payload_offset);
   h.payload_length = static_cast<uint32_t>(payload_size);

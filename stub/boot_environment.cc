@@ -43,8 +43,8 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
   uint64_t cmdline = params.hdr.cmd_line_ptr | (uint64_t{params.ext_cmd_line_ptr} << 32);
   if (cmdline) {
     uint64_t max = params.hdr.cmdline_size ? uint64_t{params.hdr.cmdline_size} : 255;
-    if (cmdline >= kAddressLimit) return fail("command line above 4 GiB", cmdline);
-    if (max > kAddressLimit - cmdline) max = kAddressLimit - cmdline;
+    // It may lie above 4 GiB (a 64-bit loader, XLF_CAN_BE_LOADED_ABOVE_4G): `memory` decides.
+    if (max > ~0ull - cmdline) max = ~0ull - cmdline;
     // Read byte by byte: the string's end is only known once found.
     uint64_t length = 0;
     while (length < max) {

@@ -23,9 +23,14 @@ startup_64:
 	movq	%rax, %cr4
 
 	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
-	// go anywhere in RAM. build_identity_map needs no relocation and touches only its argument.
+	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
+	// command line when a loader put them above 4 GiB. build_identity_map needs no relocation.
 	leaq	stub_page_tables(%rip), %rdi
+	leaq	startup_32(%rip), %rsi
+	movq	%r15, %rdx
 	call	build_identity_map
+	testq	%rax, %rax
+	jz	2f				// too many windows: switching would unmap us
 	movq	%rax, %cr3
 
 	// Our own GDT, so the kernel is entered with the protocol's selectors whatever the loader had.
@@ -65,6 +70,9 @@ startup_64:
 	movq	%r15, %rsi
 	xorl	%ebp, %ebp
 	jmp	*%rax
+
+2:	hlt
+	jmp	2b
 
 	.section .bss.stack, "aw", @nobits
 	.balign 16

@@ -7,6 +7,8 @@
 #include "serial.h"
 #include "unpack.h"
 
+extern "C" bool identity_mapped(uint64_t addr, uint64_t size);  // paging.cc
+
 namespace kpack {
 namespace {
 
@@ -16,7 +18,8 @@ uint64_t rdtsc() {
   return lo | uint64_t{hi} << 32;
 }
 
-// The identity map covers 0..4 GiB; the engine never asks for more.
+// The identity map covers 0..4 GiB plus the windows above it that paging.cc mapped for the
+// image, boot_params and the command line; the engine only writes below 4 GiB.
 class IdentityMemory final : public PhysicalMemory {
  public:
   const uint8_t* readable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
@@ -24,7 +27,7 @@ class IdentityMemory final : public PhysicalMemory {
 
  private:
   static uint8_t* pointer(uint64_t addr, uint64_t size) {
-    if (addr > kAddressLimit || size > kAddressLimit - addr) return nullptr;
+    if (!identity_mapped(addr, size)) return nullptr;
     return reinterpret_cast<uint8_t*>(addr);
   }
 };
