@@ -81,6 +81,7 @@ rows=(
     "isolinux|ISOLINUX 6.04 \`LINUX\` (16-bit)"
     "kexec|kexec -l, kexec_load (64-bit via purgatory)"
     "kexec-file|kexec -s -l, kexec_file_load (64-bit via purgatory)"
+    "kexec-high|kexec -l in a 6 GiB guest: image above 4 GiB (64-bit)"
 )
 
 echo "| Loader | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd |"
