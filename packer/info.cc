@@ -6,6 +6,7 @@
 #include "file_io.h"
 #include "formats/elf64.h"
 #include "kernel_input.h"
+#include "placement_report.h"
 
 namespace kpack {
 
@@ -56,6 +57,7 @@ Status print_info(const std::string& path, std::FILE* out) {
   }
   std::fprintf(out, "entry: 0x%" PRIx64 " (physical, %" PRIu64 " bytes into the kernel)\n", k.entry,
                k.entry - k.physical.begin);
+  print_placement_report(*image, *file, out);
   return Ok{};
 }
 

@@ -1,0 +1,118 @@
+#include "placement_report.h"
+
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "free_memory.h"
+#include "unpack.h"
+
+namespace kpack {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+// The machine the boot tests use (QEMU -m 512M); its RAM is taken as one e820 entry from 1 MiB.
+constexpr uint64_t kRamSize = 512 * kMiB;
+
+// RAM at [0, kRamSize): calloc'd, so only the pages the engine touches cost host memory. Records
+// every range the engine asks to write, so the report can check it never wrote over the image.
+class SimulatedRam final : public PhysicalMemory {
+ public:
+  SimulatedRam() : bytes_(static_cast<uint8_t*>(std::calloc(kRamSize, 1)), &std::free) {}
+  bool ok() const { return bytes_ != nullptr; }
+
+  const uint8_t* readable(uint64_t addr, uint64_t size) override { return at(addr, size); }
+  uint8_t* writable(uint64_t addr, uint64_t size) override {
+    uint8_t* p = at(addr, size);
+    if (p) writes.push_back(range_of(addr, size));
+    return p;
+  }
+  void load(uint64_t addr, std::span<const uint8_t> data) { std::memcpy(bytes_.get() + addr, data.data(), data.size()); }
+
+  std::vector<Range> writes;
+
+ private:
+  uint8_t* at(uint64_t addr, uint64_t size) {
+    if (addr > kRamSize || size > kRamSize - addr) return nullptr;
+    return bytes_.get() + addr;
+  }
+  std::unique_ptr<uint8_t, decltype(&std::free)> bytes_;
+};
+
+class SilentTrace final : public UnpackTrace {
+ public:
+  void phase(const char*, uint64_t) override {}
+};
+
+// One load address: run the engine as the stub would and say what it did.
+void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t load, const char* label,
+                std::FILE* out) {
+  const StubInfo& info = *image.kpack;
+  std::span<const uint8_t> protected_part = file.subspan(image.setup_size);
+  std::fprintf(out, "  at 0x%08" PRIx64 " (%s): ", load, label);
+  if (load < kMiB || load + protected_part.size() > kRamSize) {
+    std::fprintf(out, "does not fit the simulated %" PRIu64 " MiB machine\n", kRamSize / kMiB);
+    return;
+  }
+  SimulatedRam ram;
+  if (!ram.ok()) {
+    std::fprintf(out, "cannot allocate the simulated machine\n");
+    return;
+  }
+  ram.load(load, protected_part);
+
+  FreeMemory free;
+  UnpackRequest request;
+  request.codec = static_cast<Codec>(uint32_t{info.codec});
+  request.payload_addr = load + info.payload_offset;
+  request.payload_size = info.payload_size;
+  request.image = range_of(load, info.image_size);
+  request.min_kernel_address = info.min_kernel_address;
+  UnpackResult result;
+  SilentTrace trace;
+  StubStatus status = free.add(Range{kMiB, kRamSize});
+  if (status.ok()) status = unpack_kernel(request, free, ram, trace, &result);
+  if (!status.ok()) {
+    std::fprintf(out, "the stub halts: %s (0x%" PRIx64 ", 0x%" PRIx64 ")\n", status.message, status.a, status.b);
+    return;
+  }
+
+  std::fprintf(out, "kernel at 0x%08" PRIx64 ", entry 0x%08" PRIx64, result.base, result.entry);
+  if (result.in_place)
+    std::fprintf(out, ", in place (nothing moved)");
+  else if (result.moved)
+    std::fprintf(out, ", one memmove of %" PRIu64 " bytes", result.moved);
+  else
+    std::fprintf(out, ", decoded %" PRIu64 " bytes straight to it", result.decoded);
+  // The engine's promise, checked here too: nothing written over the stub and its record, nor (for
+  // compressed payloads) over the payload it is still reading.
+  Range live = request.codec == Codec::kRaw ? range_of(load, info.payload_offset) : request.image;
+  bool clobbered = false;
+  for (Range w : ram.writes) clobbered |= w.overlaps(live);
+  bool aligned = result.base % info.kernel_alignment == 0 && result.base >= info.min_kernel_address;
+  std::fprintf(out, "%s%s\n", clobbered ? "; WROTE OVER THE LIVE IMAGE" : "",
+               aligned ? "" : "; KERNEL ADDRESS NOT ACCEPTABLE");
+}
+
+}  // namespace
+
+void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out) {
+  if (!image.kpack) return;
+  const boot::SetupHeader& h = image.header;
+  uint64_t alignment = h.kernel_alignment ? uint64_t{h.kernel_alignment} : 2 * kMiB;
+  std::fprintf(out, "placement (the stub's engine on a simulated %" PRIu64 " MiB machine, RAM from 1 MiB):\n",
+               kRamSize / kMiB);
+  report_one(image, file, kMiB, "1 MiB: QEMU -kernel, GRUB linux16, ISOLINUX", out);
+  if (h.pref_address != kMiB)
+    report_one(image, file, h.pref_address, "pref_address", out);
+  else
+    std::fprintf(out, "  at pref_address 0x%08" PRIx64 ": as at 1 MiB\n", uint64_t{h.pref_address});
+  report_one(image, file, 16 * kMiB, "16 MiB: kexec_file_load's lowest", out);
+  // kexec-tools' bzImage64 loader takes the highest aligned hole that holds init_size.
+  uint64_t top = h.init_size < kRamSize ? (kRamSize - h.init_size) / alignment * alignment : 0;
+  report_one(image, file, top, "highest aligned fit of init_size: kexec-tools", out);
+}
+
+}  // namespace kpack

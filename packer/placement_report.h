@@ -1,0 +1,16 @@
+// kpack info's placement section: where the stub would put the kernel for a few load addresses,
+// found by running the stub's own engine (unpack_kernel) on a simulated machine.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+
+#include "bzimage_reader.h"
+
+namespace kpack {
+
+// `file` is the whole kpack image and `image` what read_bzimage made of it (image.kpack is set).
+void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out);
+
+}  // namespace kpack
