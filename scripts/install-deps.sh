@@ -13,6 +13,7 @@ pkgs=(
     kexec-tools busybox-static                         #   kexec from a first-stage initramfs
     lz4 zstd xz-utils                                  # reference (de)compressors for tests
     clang libclang-rt-14-dev                           # libFuzzer targets (the runtime is only a Recommends)
+    python3                                            # bad-input tests: malformed ELF generator
 )
 
 # dpkg-query rather than a bare `dpkg -s`: the latter also succeeds for removed packages whose
