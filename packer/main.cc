@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <new>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -106,12 +107,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   Status status = Ok{};
-  switch (cl->command) {
-    case Command::kHelp: std::fputs(kUsage, stdout); return 0;
-    case Command::kVersion: std::printf("kpack %s\n", KPACK_VERSION); return 0;
-    case Command::kPack: status = pack(*cl); break;
-    case Command::kExtract: status = extract(*cl); break;
-    case Command::kInfo: status = print_info(cl->input, stdout); break;
+  try {
+    switch (cl->command) {
+      case Command::kHelp: std::fputs(kUsage, stdout); return 0;
+      case Command::kVersion: std::printf("kpack %s\n", KPACK_VERSION); return 0;
+      case Command::kPack: status = pack(*cl); break;
+      case Command::kExtract: status = extract(*cl); break;
+      case Command::kInfo: status = print_info(cl->input, stdout); break;
+    }
+  } catch (const std::bad_alloc&) {
+    // Inputs are bounded before anything is allocated for them; this is the last line of defence.
+    status = error_in(cl->input, "out of memory");
   }
   if (!status) {
     std::fprintf(stderr, "kpack: %s\n", status.error().message.c_str());
