@@ -97,13 +97,14 @@ def host(out, tags, lines, targets):
             continue
         if first:
             lines.append("## Host: engine vs library decode vs stock-shaped pipeline\n")
-            lines.append("`kpack_host_bench` (one thread, warm buffers, median ms). eng/lib and eng/stk are "
+            lines.append("`kpack_host_bench` (one thread, warm buffers, median thread-CPU ms). eng/lib and eng/stk are "
                          "throughput ratios (>1: the engine is faster). moved: bytes the engine copied "
                          "besides decoder output.\n")
             first = False
         lines.append(f"### {tag}\n")
-        lines.append("| codec | image bytes | engine ms | library ms | stock ms | memcpy ms | eng/lib | eng/stk | moved | output |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        lines.append("| codec | image bytes | segment bytes | engine ms | library ms | stock ms | memcpy ms | "
+                     "eng/lib | eng/stk | moved | output |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         with open(path) as f:
             for line in f:
                 if line.startswith("#") or line.startswith("codec"):
