@@ -12,6 +12,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j2
 # Serial: the boot tests each run a TCG QEMU, and this project targets 2-core machines.
 ctest --test-dir build --output-on-failure
+# The loader x codec matrix of that run, for the log (and the README).
+tests/loaders/matrix-table.sh build || true
 
 # Hostile inputs: sanitizers catch what the unit tests only pass through; the fuzzers run ~60 s
 # each (fuzz/README.md). Both use their own build directories.

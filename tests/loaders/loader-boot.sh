@@ -6,12 +6,14 @@
 #   qboot            QEMU -kernel with qboot instead of SeaBIOS (16-bit entry via its option ROM)
 #   microvm          QEMU -M microvm,acpi=off -kernel (qboot-based firmware; power-off does not
 #                    end QEMU there, so the harness stops it at the marker)
-#   ovmf             QEMU -kernel with OVMF: a non-PE image goes through OVMF's own Linux loader
+#   ovmf             QEMU -kernel with OVMF: a non-PE image goes through OVMF's legacy Linux loader,
+#                    which leaves long mode and enters at code32_start (32-bit entry)
 #   grub-linux       GRUB (i386-pc) from a grub-mkrescue ISO, `linux`   (32-bit entry)
 #   grub-linux16     GRUB (i386-pc) from the same kind of ISO, `linux16` (16-bit entry)
-#   grub-efi         GRUB (x86_64-efi) under OVMF, `linux` (handover, else 64-bit entry)
+#   grub-efi         GRUB (x86_64-efi) under OVMF, `linux`: without an EFI handover offset GRUB
+#                    2.06 uses its i386 loader, which drops to 32-bit mode (32-bit entry)
 #   isolinux         ISOLINUX from an xorriso ISO, `LINUX` + `INITRD` (16-bit entry)
-#   kexec            the stock kernel boots, then `kexec -l` (kexec_load, 64-bit entry)
+#   kexec            the stock kernel boots, then `kexec -l` (kexec-tools' bzImage64, 64-bit entry)
 #   kexec-file       the same with `kexec -s -l` (kexec_file_load: the kernel's bzImage64 loader)
 #   kexec-high       `kexec -l` in a 6 GiB guest: kexec-tools' bzImage64 loader takes the highest
 #                    hole, so the image runs from above 4 GiB (XLF_CAN_BE_LOADED_ABOVE_4G)

@@ -6,7 +6,8 @@
 #
 # Rows are loaders, columns the stock bzImage (control) and the kpack codecs. The SeaBIOS -kernel
 # row comes from tests/boot (boot.stock, boot.kpack.CODEC); the others from tests/loaders
-# (loaders.LOADER.IMAGE). A cell is "pass (N s)", "**FAIL**", "skip" (tool missing here) or "—"
+# (loaders.LOADER.IMAGE). A cell is "pass (N s)" (the whole test: the first test of a codec also
+# packs its image), "**FAIL**", "skip" (tool missing here) or "—"
 # (not run in that ctest invocation: run `ctest -L boot` to fill the whole table).
 set -euo pipefail
 
@@ -69,18 +70,19 @@ cell() {
 }
 
 images=(stock raw gzip lz4 zstd)
-# loader id|row label (the image's entry point the loader uses, as found by the tests' authors)
+# loader id|row label (the entry point a kpack image is entered at: checked by trapping the 16-bit
+# or the 32-bit entry of an image and seeing which loaders still boot it)
 rows=(
     "seabios|QEMU -kernel, SeaBIOS (16-bit entry)"
     "qboot|QEMU -kernel, qboot (16-bit)"
     "microvm|QEMU microvm, acpi=off (16-bit)"
-    "ovmf|QEMU -kernel, OVMF (stock: PE/EFI stub; kpack: OVMF's Linux loader, 64-bit)"
+    "ovmf|QEMU -kernel, OVMF (stock: its EFI stub; kpack: OVMF's legacy Linux loader, 32-bit)"
     "grub-linux|GRUB 2.06 BIOS \`linux\` (32-bit)"
     "grub-linux16|GRUB 2.06 BIOS \`linux16\` (16-bit)"
-    "grub-efi|GRUB 2.06 UEFI \`linux\` (stock: EFI handover; kpack: 64-bit)"
+    "grub-efi|GRUB 2.06 UEFI \`linux\` (stock: its EFI stub; kpack: GRUB's i386 loader, 32-bit)"
     "isolinux|ISOLINUX 6.04 \`LINUX\` (16-bit)"
-    "kexec|kexec -l, kexec_load (64-bit via purgatory)"
-    "kexec-file|kexec -s -l, kexec_file_load (64-bit via purgatory)"
+    "kexec|kexec -l, kexec_load (64-bit, via purgatory)"
+    "kexec-file|kexec -s -l, kexec_file_load (64-bit, via purgatory)"
     "kexec-high|kexec -l in a 6 GiB guest: image above 4 GiB (64-bit)"
 )
 
