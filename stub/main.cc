@@ -82,6 +82,7 @@ extern "C" uint8_t __stub_end[] __attribute__((visibility("hidden")));
 extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base) {
   using namespace kpack;
   uint64_t start = rdtsc();
+  install_exception_handlers();
   const auto& info = *reinterpret_cast<const StubInfo*>(__stub_end);
   if (__builtin_memcmp(info.magic, kStubInfoMagic, sizeof(info.magic)) != 0 || info.version != kStubInfoVersion)
     halt_with("the image has no valid kpack record after the stub");

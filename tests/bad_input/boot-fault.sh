@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# boot-fault.sh KPACK BUILD_DIR — a CPU exception inside the stub must be reported on the serial
+# console and halt, not triple-fault into a reset. The image's copy of read_boot_environment (found
+# in the stub's symbol table) is overwritten with ud2, which raises #UD (vector 6) right after the
+# stub installed its exception handlers.
+set -euo pipefail
+
+[[ $# -eq 2 ]] || { echo "usage: $0 KPACK BUILD_DIR" >&2; exit 2; }
+kpack=$1 build=$2 dir=$2/boot
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+vmlinuz=$(cat "$dir/kernel-6.1.path")
+image=$dir/bad-input-fault.bzImage
+log=$dir/bad-input-fault.serial.log
+
+"$kpack" --lz4 --level 1 "$vmlinuz" -o "$image"
+symbol=$(nm "$build/stub/stub.elf" | awk '/read_boot_environment/ {print $1; exit}')
+[[ -n $symbol ]] || { echo "boot-fault: read_boot_environment not in stub.elf" >&2; exit 1; }
+setup_sects=$(od -An -tu1 -j $((0x1F1)) -N1 "$image" | tr -d ' ')
+offset=$(( (setup_sects + 1) * 512 + 0x$symbol ))
+printf '\x0f\x0b' | dd of="$image" bs=1 seek="$offset" conv=notrunc status=none
+
+"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail 'kpack: error: CPU exception 6 at rip' \
+    "$image" "$dir/initramfs.cpio.gz"
+if grep -aq 'Linux version' "$log"; then
+    echo "boot-fault: the kernel started after a stub exception" >&2
+    exit 1
+fi
+grep -a 'kpack:' "$log"
