@@ -18,7 +18,8 @@ struct PayloadElf {
   KernelImage kernel;          // the program headers as rewritten
 };
 
-// Segments packed one after another (page-aligned offsets); section headers are dropped.
+// Segments packed one after another (page-aligned offsets), trailing zero bytes turned into bss
+// (p_filesz shrinks, p_memsz stays); section headers are dropped.
 PayloadElf layout_compact(const KernelInput& input);
 
 // The lowest segment at file offset `first_offset`, every other one at the same distance from it as

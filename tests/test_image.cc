@@ -8,6 +8,7 @@
 #include "formats/elf64.h"
 #include "image_writer.h"
 #include "kernel_input.h"
+#include "same_segment.h"
 #include "synthetic_kernel.h"
 
 using namespace kpack;
@@ -141,13 +142,7 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
     REQUIRE(k->segment_count == input.kernel.segment_count);
     CHECK(k->entry == input.kernel.entry);
     for (uint32_t i = 0; i < k->segment_count; ++i) {
-      const LoadSegment& got = k->segments[i];
-      const LoadSegment& want = input.kernel.segments[i];
-      CHECK(got.paddr == want.paddr);
-      CHECK(got.vaddr == want.vaddr);
-      CHECK(got.memsz == want.memsz);
-      CHECK(std::equal(input.elf.begin() + want.offset, input.elf.begin() + want.offset + want.filesz,
-                       payload->elf.begin() + got.offset));
+      CHECK_MESSAGE(test::same_segment(input.elf, input.kernel.segments[i], payload->elf, k->segments[i]), "segment " << i);
     }
     // The PT_NOTE (Xen's PVH entry lives there) still points at the same bytes.
     const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(payload->elf.data());
