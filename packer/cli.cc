@@ -5,15 +5,15 @@
 namespace kpack {
 
 const char kUsage[] =
-    "usage: kpack [--zstd|--lz4|--gzip|--raw] [--level N] [--kernel-address ADDR] INPUT -o OUTPUT\n"
+    "usage: kpack [--lz4|--zstd|--gzip|--raw] [--level N] [--kernel-address ADDR] INPUT -o OUTPUT\n"
     "       kpack extract IMAGE -o VMLINUX [--relocs FILE]\n"
     "       kpack info IMAGE\n"
     "\n"
     "Packs a vmlinux (or the kernel inside any bzImage) into a bootable x86 boot-protocol image\n"
     "whose stub decodes each ELF segment straight to where it runs.\n"
     "\n"
-    "  --zstd            zstd frames (default: smallest of the fast decoders)\n"
-    "  --lz4             LZ4 frames (fastest decoding of the compressed formats)\n"
+    "  --lz4             LZ4 frames (default: the fastest compressed boot)\n"
+    "  --zstd            zstd frames (the smallest image of the fast decoders)\n"
     "  --gzip            gzip members\n"
     "  --raw             no compression; the image is laid out so nothing is copied at boot\n"
     "  --level N         compression level (zstd 1-22, lz4 1-12, gzip 1-9)\n"
@@ -40,7 +40,7 @@ Result<uint64_t> parse_number(const std::string& option, const std::string& text
 
 Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
-  cl.pack.compress.codec = Codec::kZstd;
+  cl.pack.compress.codec = Codec::kLz4;
   cl.pack.compress.threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {

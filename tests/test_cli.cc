@@ -21,8 +21,8 @@ TEST_CASE("the pack command line") {
 
   cl = parse({"vmlinux", "-o", "out"});
   REQUIRE(cl.ok());
-  CHECK(cl->pack.compress.codec == Codec::kZstd);  // the default codec
-  CHECK(cl->pack.compress.level == default_level(Codec::kZstd));
+  CHECK(cl->pack.compress.codec == Codec::kLz4);  // the default codec
+  CHECK(cl->pack.compress.level == default_level(Codec::kLz4));
 
   cl = parse({"--lz4", "--level", "12", "--kernel-address", "0x1000000", "in", "-o", "out"});
   REQUIRE(cl.ok());
