@@ -97,6 +97,19 @@ void check_kernel(Run& run, const KernelInput& input) {
   for (Range g : run.memory->granted()) CHECK((kernel.contains(g) || run.result.work.contains(g)));
 }
 
+// The stock Debian vmlinuz the boot tests fetched: ctest runs the real-kernel cases as
+// unit.real_kernel, naming the file that holds its path. Empty when not run that way.
+std::string stock_kernel_path() {
+  const char* path_file = std::getenv("KPACK_TEST_KERNEL_PATHFILE");
+  std::string path;
+  if (path_file) {
+    std::ifstream in(path_file);
+    std::getline(in, path);
+    REQUIRE_MESSAGE(!path.empty(), "no kernel path in " << path_file);
+  }
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("every codec unpacks a kernel straight to its destination") {
@@ -179,13 +192,12 @@ TEST_CASE("no room for the kernel is an error, not a wild write") {
 }
 
 TEST_CASE("the real Debian kernel round-trips through the engine for every codec") {
-  // ctest runs this case as unit.real_kernel, after the boot tests extracted the kernel.
-  const char* path = std::getenv("KPACK_TEST_VMLINUX");
-  if (!path) {
-    MESSAGE("skipped: KPACK_TEST_VMLINUX is not set");
+  std::string path = stock_kernel_path();
+  if (path.empty()) {
+    MESSAGE("skipped: KPACK_TEST_KERNEL_PATHFILE is not set");
     return;
   }
-  Result<KernelInput> input = load_kernel(path);
+  Result<KernelInput> input = load_kernel(path);  // extracts the vmlinux from the stock bzImage
   REQUIRE_MESSAGE(input.ok(), input.error().message);
   for (Codec codec : {Codec::kLz4, Codec::kZstd, Codec::kGzip}) {
     CAPTURE(codec_name(codec));
@@ -195,15 +207,11 @@ TEST_CASE("the real Debian kernel round-trips through the engine for every codec
 }
 
 TEST_CASE("a stock Debian bzImage round-trips: extract, pack with every codec, extract again") {
-  // ctest runs this case as unit.real_kernel; the file names the stock vmlinuz the boot tests fetched.
-  const char* path_file = std::getenv("KPACK_TEST_KERNEL_PATHFILE");
-  if (!path_file) {
+  std::string vmlinuz = stock_kernel_path();
+  if (vmlinuz.empty()) {
     MESSAGE("skipped: KPACK_TEST_KERNEL_PATHFILE is not set");
     return;
   }
-  std::ifstream in(path_file);
-  std::string vmlinuz;
-  REQUIRE(std::getline(in, vmlinuz));
   Result<KernelInput> stock = load_kernel(vmlinuz);
   REQUIRE_MESSAGE(stock.ok(), stock.error().message);
   CHECK(stock->relocs.size() > 100000);
