@@ -5,6 +5,7 @@
 
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
+#include "frames.h"
 #include "layout.h"
 
 extern "C" const uint8_t kpack_setup_blob[], kpack_setup_blob_end[];
@@ -43,23 +44,19 @@ Result<Payload> build_payload(const KernelInput& input, const PackOptions& optio
     PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
     payload.bytes = std::move(elf.bytes);
     payload.init_size_from_base = segment_offset + k.span();
-  } else {
-    PayloadElf elf = layout_compact(input);
-    for (Range region : elf.regions) {
-      std::span<const uint8_t> bytes(elf.bytes.data() + region.begin, region.size());
-      Status status = append_frame(options.compress, bytes, payload.bytes, name);
-      if (!status) return status.error();
-      if (options.progress) options.progress(region.end, elf.bytes.size());
-    }
-    // Worst case: the kernel goes right after the image, at the next aligned address.
-    payload.init_size_from_base = align_up(payload_offset + payload.bytes.size() + input.relocs.size(), kPageSize) +
-                                  k.alignment + k.span();
+    if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
+    return payload;
   }
-  if (!input.relocs.empty()) {
-    // The relocation table follows the ELF, as in stock images; the stub never needs it.
-    Status status = append_frame(options.compress, input.relocs, payload.bytes, name);
-    if (!status) return status.error();
-  }
+  // One frame per region of the compact ELF, then one for the relocation table that follows the
+  // ELF in stock images too (the stub never needs it).
+  PayloadElf elf = layout_compact(input);
+  std::vector<std::span<const uint8_t>> pieces;
+  for (Range region : elf.regions) pieces.emplace_back(elf.bytes.data() + region.begin, region.size());
+  if (!input.relocs.empty()) pieces.emplace_back(input.relocs);
+  Status status = append_frames(options.compress, pieces, payload.bytes, name, options.progress);
+  if (!status) return status.error();
+  // Worst case: the kernel goes right after the image, at the next aligned address.
+  payload.init_size_from_base = align_up(payload_offset + payload.bytes.size(), kPageSize) + k.alignment + k.span();
   return payload;
 }
 

@@ -1,0 +1,45 @@
+#include "frames.h"
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace kpack {
+
+Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
+                     std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress) {
+  uint64_t total = 0;
+  for (auto piece : pieces) total += piece.size();
+
+  // zstd spreads each frame over its own workers; the other libraries compress on one thread, so
+  // their frames (independent by design) are spread over the threads instead.
+  unsigned threads = options.codec == Codec::kZstd ? 1 : std::max(1u, options.threads);
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(pieces.size()));
+  std::vector<std::vector<uint8_t>> frames(pieces.size());
+  std::vector<std::optional<Error>> errors(pieces.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_lock;
+  uint64_t done = 0;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < pieces.size();) {
+      Status status = append_frame(options, pieces[i], frames[i], name);
+      if (!status) errors[i] = status.error();
+      std::lock_guard lock(progress_lock);
+      done += pieces[i].size();
+      if (progress) progress(done, total);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (errors[i]) return *errors[i];
+    out.insert(out.end(), frames[i].begin(), frames[i].end());
+  }
+  return Ok{};
+}
+
+}  // namespace kpack

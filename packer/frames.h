@@ -1,0 +1,21 @@
+// Compressing a payload: one frame per piece, the frames compressed in parallel where the codec's
+// library would use a single thread, and written in order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codecs.h"
+
+namespace kpack {
+
+// Called as frames finish, with the input bytes done so far and in all.
+using FrameProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
+                     std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress);
+
+}  // namespace kpack
