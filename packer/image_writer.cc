@@ -6,6 +6,7 @@
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
 #include "frames.h"
+#include "kernel_version.h"
 #include "layout.h"
 
 extern "C" const uint8_t kpack_setup_blob[], kpack_setup_blob_end[];
@@ -114,11 +115,20 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
     return error_in(name, "image too large for the boot protocol's 32-bit size fields");
 
   std::vector<uint8_t> image(blobs.setup.begin(), blobs.setup.end());
+  // The version string goes in sectors of its own after the setup code, where the header's
+  // kernel_version can point at it (relative to 0x200, as the protocol has it).
+  uint32_t kernel_version = 0;
+  if (input.version && input.version->size() <= kMaxVersionLength) {
+    kernel_version = static_cast<uint32_t>(image.size() - 0x200);
+    image.insert(image.end(), input.version->begin(), input.version->end());
+    image.resize(align_up(image.size() + 1, boot::kSectorSize), 0);
+  }
   uint64_t setup_size = image.size();
   uint32_t setup_sects = static_cast<uint32_t>(setup_size / boot::kSectorSize - 1);
-  put(image, boot::kSetupHeaderOffset,
-      make_header(input, setup_sects, protected_size, payload_offset, payload->bytes.size(), init_size,
-                  kernel_info_offset));
+  boot::SetupHeader header = make_header(input, setup_sects, protected_size, payload_offset,
+                                         payload->bytes.size(), init_size, kernel_info_offset);
+  header.kernel_version = static_cast<uint16_t>(kernel_version);
+  put(image, boot::kSetupHeaderOffset, header);
 
   image.resize(setup_size + protected_size, 0);
   std::memcpy(image.data() + setup_size, blobs.stub.data(), blobs.stub.size());

@@ -4,6 +4,7 @@
 
 #include "bzimage_reader.h"
 #include "file_io.h"
+#include "kernel_version.h"
 
 namespace kpack {
 
@@ -28,9 +29,11 @@ Result<KernelInput> load_kernel(const std::string& path) {
     input.elf = std::move(payload->elf);
     input.relocs = std::move(payload->relocs);
     input.cmdline_size = image->header.cmdline_size;
+    input.version = version_from_bzimage(*file, image->header, image->setup_size);
   } else {
     input.elf = std::move(*file);
   }
+  if (!input.version) input.version = version_from_banner(input.elf);
   Result<KernelImage> kernel = parse_vmlinux(input.elf, path);
   if (!kernel) return kernel.error();
   input.kernel = *kernel;

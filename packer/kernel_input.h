@@ -16,6 +16,7 @@ struct KernelInput {
   std::vector<uint8_t> relocs;       // the relocation table a stock image carries after the ELF
   KernelImage kernel;                // parsed and validated program headers
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
+  std::optional<std::string> version;    // for the header's kernel_version string
 };
 
 // Validates an ELF held in memory. `name` is the file, for messages.

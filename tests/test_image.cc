@@ -8,6 +8,7 @@
 #include "formats/elf64.h"
 #include "image_writer.h"
 #include "kernel_input.h"
+#include "kernel_version.h"
 #include "same_segment.h"
 #include "synthetic_kernel.h"
 
@@ -171,4 +172,45 @@ TEST_CASE("a raw layout that leaves no room for the stub is refused") {
   Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
   REQUIRE_FALSE(image.ok());
   CHECK(image.error().message == "out.img: raw layout: kernel address leaves no room for the stub below it");
+}
+
+TEST_CASE("the kernel's version string goes where the header's kernel_version points") {
+  KernelInput input = synthetic_input();
+  // Two banners, as Debian's 6.1 has: the one printed at boot carries the build number.
+  const char early[] = "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) # SMP Debian 1.2.3\n";
+  const char booted[] = "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) #7 SMP Debian 1.2.3\n";
+  const LoadSegment& data = input.kernel.segments[1];
+  std::memcpy(input.elf.data() + data.offset + 0x100, early, sizeof(early));
+  std::memcpy(input.elf.data() + data.offset + 0x400, booted, sizeof(booted));
+  Result<KernelInput> loaded = [&] {
+    KernelInput copy = input;
+    copy.version = version_from_banner(copy.elf);
+    return Result<KernelInput>(copy);
+  }();
+  REQUIRE(loaded->version.has_value());
+  CHECK(*loaded->version == "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
+
+  std::vector<uint8_t> image = pack(*loaded, Codec::kLz4);
+  uint16_t kernel_version = at<uint16_t>(image, 0x20E);
+  CHECK(kernel_version == built_in_blobs().setup.size() - 0x200);
+  CHECK(image[0x1F1] == built_in_blobs().setup.size() / 512);  // one more sector for the string
+  CHECK(std::string(reinterpret_cast<const char*>(image.data() + 0x200 + kernel_version)) ==
+        "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
+  Result<BzImage> read = read_bzimage(image, "out.img");
+  REQUIRE(read.ok());
+  CHECK(version_from_bzimage(image, read->header, read->setup_size) == loaded->version);
+}
+
+TEST_CASE("version strings that are not there or not text are ignored") {
+  CHECK_FALSE(version_from_banner(std::vector<uint8_t>(100, 0)).has_value());
+  const char unbalanced[] = "Linux version 6.1 (me@host (gcc #1\n";
+  CHECK_FALSE(version_from_banner(std::span(reinterpret_cast<const uint8_t*>(unbalanced), sizeof(unbalanced))));
+  std::vector<uint8_t> file(0x1000, 0);
+  boot::SetupHeader header{};
+  header.version = 0x020F;
+  header.kernel_version = 0x0F00;  // past the setup sectors
+  CHECK_FALSE(version_from_bzimage(file, header, 0x800).has_value());
+  header.kernel_version = 0x100;
+  file[0x300] = 0x01;  // not printable
+  CHECK_FALSE(version_from_bzimage(file, header, 0x800).has_value());
 }

@@ -11,6 +11,7 @@
 #include "codecs.h"
 #include "image_writer.h"
 #include "kernel_input.h"
+#include "kernel_version.h"
 #include "layout.h"
 #include "simulated_memory.h"
 #include "same_segment.h"
@@ -215,6 +216,8 @@ TEST_CASE("a stock Debian bzImage round-trips: extract, pack with every codec, e
   Result<KernelInput> stock = load_kernel(vmlinuz);
   REQUIRE_MESSAGE(stock.ok(), stock.error().message);
   CHECK(stock->relocs.size() > 100000);
+  REQUIRE(stock->version.has_value());
+  CHECK(stock->version->find(" (debian-kernel@lists.debian.org) #1 SMP") != std::string::npos);
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
     CAPTURE(codec_name(codec));
     PackOptions options;
@@ -226,6 +229,8 @@ TEST_CASE("a stock Debian bzImage round-trips: extract, pack with every codec, e
     Result<KernelPayload> payload = extract_kernel(*read, *image, "roundtrip.img");
     REQUIRE_MESSAGE(payload.ok(), payload.error().message);
     CHECK(payload->relocs == stock->relocs);
+    CHECK(version_from_bzimage(*image, read->header, read->setup_size) == stock->version);
+    CHECK(version_from_banner(payload->elf) == stock->version);  // the vmlinux's own banner agrees
     Result<KernelImage> k = parse_vmlinux(payload->elf, "extracted");
     REQUIRE(k.ok());
     REQUIRE(k->segment_count == stock->kernel.segment_count);
