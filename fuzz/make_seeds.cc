@@ -31,15 +31,12 @@ void write_seed(const std::string& target, const std::string& name, const Bytes&
 }
 
 KernelInput input_of(const Bytes& elf) {
-  KernelInput input;
-  input.elf = elf;
-  Result<KernelImage> kernel = parse_vmlinux(elf, "seed");
-  if (!kernel) {
-    std::fprintf(stderr, "make_seeds: %s\n", kernel.error().message.c_str());
+  Result<KernelInput> input = kernel_input_from_elf(elf, "seed");
+  if (!input) {
+    std::fprintf(stderr, "make_seeds: %s\n", input.error().message.c_str());
     std::exit(1);
   }
-  input.kernel = *kernel;
-  return input;
+  return *input;
 }
 
 // Shaped like a kernel (text, data, per-cpu with vaddr 0, init+bss) but a few KiB per segment.

@@ -15,28 +15,35 @@ Result<KernelImage> parse_vmlinux(const std::vector<uint8_t>& elf, const std::st
   return kernel;
 }
 
+Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name) {
+  Result<KernelImage> kernel = parse_vmlinux(elf, name);
+  if (!kernel) return kernel.error();
+  KernelInput input;
+  input.elf = std::move(elf);
+  input.kernel = *kernel;
+  return input;
+}
+
 Result<KernelInput> load_kernel(const std::string& path) {
   Result<std::vector<uint8_t>> file = read_file(path);
   if (!file) return file.error();
   if (file->empty()) return error_in(path, "empty file");
-
-  KernelInput input;
-  if (looks_like_bzimage(*file)) {
-    Result<BzImage> image = read_bzimage(*file, path);
-    if (!image) return image.error();
-    Result<KernelPayload> payload = extract_kernel(*image, *file, path);
-    if (!payload) return payload.error();
-    input.elf = std::move(payload->elf);
-    input.relocs = std::move(payload->relocs);
-    input.cmdline_size = image->header.cmdline_size;
-    input.version = version_from_bzimage(*file, image->header, image->setup_size);
-  } else {
-    input.elf = std::move(*file);
+  if (!looks_like_bzimage(*file)) {
+    Result<KernelInput> input = kernel_input_from_elf(std::move(*file), path);
+    if (input) input->version = version_from_banner(input->elf);
+    return input;
   }
-  if (!input.version) input.version = version_from_banner(input.elf);
-  Result<KernelImage> kernel = parse_vmlinux(input.elf, path);
-  if (!kernel) return kernel.error();
-  input.kernel = *kernel;
+
+  Result<BzImage> image = read_bzimage(*file, path);
+  if (!image) return image.error();
+  Result<KernelPayload> payload = extract_kernel(*image, *file, path);
+  if (!payload) return payload.error();
+  Result<KernelInput> input = kernel_input_from_elf(std::move(payload->elf), path);
+  if (!input) return input;
+  input->relocs = std::move(payload->relocs);
+  input->cmdline_size = image->header.cmdline_size;
+  input->version = version_from_bzimage(*file, image->header, image->setup_size);
+  if (!input->version) input->version = version_from_banner(input->elf);
   return input;
 }
 

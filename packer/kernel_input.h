@@ -22,6 +22,9 @@ struct KernelInput {
 // Validates an ELF held in memory. `name` is the file, for messages.
 Result<KernelImage> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name);
 
+// Validates `elf` and wraps it, with no relocations, version or command-line size yet.
+Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name);
+
 // Reads `path`: a vmlinux, or a bzImage (stock or kpack) whose kernel is extracted.
 Result<KernelInput> load_kernel(const std::string& path);
 

@@ -17,13 +17,10 @@ using namespace kpack;
 namespace {
 
 KernelInput synthetic_input() {
-  KernelInput input;
-  input.elf = test::make_kernel_elf(test::typical_segments());
-  input.relocs = {1, 0, 0, 0, 0, 0, 0, 0};
-  Result<KernelImage> k = parse_vmlinux(input.elf, "test");
-  REQUIRE(k.ok());
-  input.kernel = *k;
-  return input;
+  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), "test");
+  REQUIRE(input.ok());
+  input->relocs = {1, 0, 0, 0, 0, 0, 0, 0};
+  return *input;
 }
 
 std::vector<uint8_t> pack(const KernelInput& input, Codec codec) {
@@ -182,15 +179,12 @@ TEST_CASE("the kernel's version string goes where the header's kernel_version po
   const LoadSegment& data = input.kernel.segments[1];
   std::memcpy(input.elf.data() + data.offset + 0x100, early, sizeof(early));
   std::memcpy(input.elf.data() + data.offset + 0x400, booted, sizeof(booted));
-  Result<KernelInput> loaded = [&] {
-    KernelInput copy = input;
-    copy.version = version_from_banner(copy.elf);
-    return Result<KernelInput>(copy);
-  }();
-  REQUIRE(loaded->version.has_value());
-  CHECK(*loaded->version == "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
+  KernelInput loaded = input;
+  loaded.version = version_from_banner(loaded.elf);
+  REQUIRE(loaded.version.has_value());
+  CHECK(*loaded.version == "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
 
-  std::vector<uint8_t> image = pack(*loaded, Codec::kLz4);
+  std::vector<uint8_t> image = pack(loaded, Codec::kLz4);
   uint16_t kernel_version = at<uint16_t>(image, 0x20E);
   CHECK(kernel_version == built_in_blobs().setup.size() - 0x200);
   CHECK(image[0x1F1] == built_in_blobs().setup.size() / 512);  // one more sector for the string
@@ -198,7 +192,7 @@ TEST_CASE("the kernel's version string goes where the header's kernel_version po
         "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
   Result<BzImage> read = read_bzimage(image, "out.img");
   REQUIRE(read.ok());
-  CHECK(version_from_bzimage(image, read->header, read->setup_size) == loaded->version);
+  CHECK(version_from_bzimage(image, read->header, read->setup_size) == loaded.version);
 }
 
 TEST_CASE("version strings that are not there or not text are ignored") {

@@ -16,14 +16,11 @@ using namespace kpack;
 namespace {
 
 std::string report_for(Codec codec) {
-  KernelInput input;
-  input.elf = test::make_kernel_elf(test::typical_segments());
-  Result<KernelImage> k = parse_vmlinux(input.elf, "test");
-  REQUIRE(k.ok());
-  input.kernel = *k;
+  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), "test");
+  REQUIRE(input.ok());
   PackOptions options;
   options.compress = {codec, codec == Codec::kRaw ? 0 : 3, 1};
-  Result<std::vector<uint8_t>> file = build_image(input, options, built_in_blobs(), "out.img");
+  Result<std::vector<uint8_t>> file = build_image(*input, options, built_in_blobs(), "out.img");
   REQUIRE(file.ok());
   Result<BzImage> image = read_bzimage(*file, "out.img");
   REQUIRE(image.ok());

@@ -33,14 +33,12 @@ TEST_CASE("regression: an e820 RAM entry near 2^64 adds no free memory") {
 // valid ELF with two small segments 3.7 GiB apart made `kpack --raw` allocate and zero that much,
 // dying of std::bad_alloc (SIGABRT) under any memory limit. It is now refused up front.
 TEST_CASE("regression: a raw image of a kernel spanning 3.7 GiB is refused, not allocated") {
-  KernelInput input;
-  input.elf = test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0xF0000000, 0x1000, 0x1000}});
-  Result<KernelImage> kernel = parse_vmlinux(input.elf, "huge.elf");
-  REQUIRE(kernel.ok());
-  input.kernel = *kernel;
+  Result<KernelInput> input =
+      kernel_input_from_elf(test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0xF0000000, 0x1000, 0x1000}}), "huge.elf");
+  REQUIRE(input.ok());
   PackOptions options;
   options.compress = {Codec::kRaw, 0, 1};
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), "out.img");
   REQUIRE_FALSE(image.ok());
   CHECK(image.error().message.find("span") != std::string::npos);
 }
@@ -49,12 +47,10 @@ TEST_CASE("regression: a raw image of a kernel spanning 3.7 GiB is refused, not 
 // size alone. Two bss-only segments (p_filesz 0) at one offset both took the first one's place,
 // the rewritten ELF had overlapping segments, and `kpack --raw` died on __builtin_trap (SIGILL).
 TEST_CASE("regression: two bss-only segments at one file offset survive both layouts") {
-  KernelInput input;
-  input.elf = test::make_kernel_elf({{0x1000000, 0, 0x1000}, {0x1200000, 0, 0x2000}});
-  Result<KernelImage> kernel = parse_vmlinux(input.elf, "bss.elf");
-  REQUIRE(kernel.ok());
-  input.kernel = *kernel;
-  for (const PayloadElf& out : {layout_mirrored(input, 0x1000), layout_compact(input)}) {
+  Result<KernelInput> input =
+      kernel_input_from_elf(test::make_kernel_elf({{0x1000000, 0, 0x1000}, {0x1200000, 0, 0x2000}}), "bss.elf");
+  REQUIRE(input.ok());
+  for (const PayloadElf& out : {layout_mirrored(*input, 0x1000), layout_compact(*input)}) {
     KernelImage again;
     REQUIRE(parse_kernel_elf(out.bytes.data(), out.bytes.size(), out.bytes.size(), &again).ok());
     REQUIRE(again.segment_count == 2);

@@ -33,13 +33,10 @@ class NoTrace final : public UnpackTrace {
   int phases = 0;
 };
 
-KernelInput input_from(const std::vector<uint8_t>& elf) {
-  KernelInput input;
-  input.elf = elf;
-  Result<KernelImage> k = parse_vmlinux(elf, "test");
-  REQUIRE(k.ok());
-  input.kernel = *k;
-  return input;
+KernelInput input_from(std::vector<uint8_t> elf) {
+  Result<KernelInput> input = kernel_input_from_elf(std::move(elf), "test");
+  REQUIRE(input.ok());
+  return *input;
 }
 
 std::vector<uint8_t> compressed_payload(const KernelInput& input, Codec codec) {
