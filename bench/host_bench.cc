@@ -30,8 +30,9 @@
 #include "formats/kpack_image.h"
 #include "image_writer.h"
 #include "kernel_input.h"
+#include "bzimage_reader.h"
 #include "lean_memory.h"
-#include "unpack.h"
+#include "stub_record.h"
 
 using namespace kpack;
 
@@ -64,45 +65,35 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-class NoTrace final : public UnpackTrace {
- public:
-  void phase(const char*, uint64_t) override {}
-};
-
 // One packed image, loaded into RAM as QEMU would load it.
 struct Loaded {
   Codec codec;
   uint64_t image_bytes = 0;
   StubInfo info{};
+  uint64_t record_offset = 0;
   std::span<const uint8_t> payload;  // inside RAM
 };
 
 Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMemory& ram) {
   Loaded l{codec};
   l.image_bytes = image.size();
-  uint64_t setup_sects = image[0x1F1] ? image[0x1F1] : 4;
-  uint64_t setup_size = (setup_sects + 1) * 512;
-  uint64_t stub_size = built_in_blobs().stub.size();
-  std::memcpy(&l.info, image.data() + setup_size + stub_size, sizeof(StubInfo));
-  if (std::memcmp(l.info.magic, kStubInfoMagic, sizeof(l.info.magic)) != 0) die("no StubInfo after the stub");
-  uint64_t protected_size = image.size() - setup_size;
-  std::memcpy(ram.writable(kImageBase, protected_size), image.data() + setup_size, protected_size);
+  Result<BzImage> read = read_bzimage(image, "bench");
+  if (!read) die(read.error().message);
+  if (!read->kpack) die("not a kpack image");
+  l.info = *read->kpack;
+  l.record_offset = read->kpack_record_offset;
+  uint64_t protected_size = image.size() - read->setup_size;
+  std::memcpy(ram.writable(kImageBase, protected_size), image.data() + read->setup_size, protected_size);
   l.payload = {ram.readable(kImageBase + l.info.payload_offset, l.info.payload_size), l.info.payload_size};
   return l;
 }
 
 UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram) {
-  UnpackRequest request;
-  request.codec = l.codec;
-  request.payload_addr = kImageBase + l.info.payload_offset;
-  request.payload_size = l.info.payload_size;
-  request.image = range_of(kImageBase, l.info.image_size);
-  request.min_kernel_address = l.info.min_kernel_address;
   FreeMemory free;
   if (!free.add(Range{kImageBase, ram.size()}).ok()) die("FreeMemory.add");
   NoTrace trace;
   UnpackResult result;
-  StubStatus status = unpack_kernel(request, free, ram, trace, &result);
+  StubStatus status = unpack_from_record(l.info, l.record_offset, kImageBase, free, ram, trace, &result);
   if (!status.ok()) die(std::string("engine: ") + status.message);
   return result;
 }
@@ -171,7 +162,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
 
   Row row{codec_name(codec)};
   row.image = l.image_bytes;
-  const KernelImage& k = input.kernel;
+  const KernelHeaders& k = input.kernel;
   for (uint32_t i = 0; i < k.segment_count; ++i) row.segments += k.segments[i].filesz;
 
   // Warm-up run, which also proves the engine's output is the kernel.
@@ -189,8 +180,8 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
   std::vector<uint8_t> flat(capacity, 1), destination(k.span(), 1);
   // The payload's ELF layout (compact for compressed codecs), to find the segments in `flat`.
   uint64_t elf_size = library_decode(codec, l.payload, flat.data(), capacity);
-  KernelImage payload_elf;
-  if (!parse_kernel_elf(flat.data(), elf_size, elf_size, &payload_elf).ok()) die("decoded payload is not an ELF");
+  KernelHeaders payload_elf;
+  if (!parse_kernel_headers(flat.data(), elf_size, elf_size, &payload_elf).ok()) die("decoded payload is not an ELF");
 
   auto stock = [&] {
     library_decode(codec, l.payload, flat.data(), capacity);

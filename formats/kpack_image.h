@@ -1,6 +1,7 @@
 // What the packer tells the stub: a small record appended right after the stub's code in the
-// protected-mode part. The stub finds it through its own end symbol, so it does not depend on a
-// loader copying any particular setup-header field into boot_params.
+// protected-mode part, immediately followed by kernel_info. The stub finds it through its own end
+// symbol, so it does not depend on a loader copying any setup-header field into boot_params; host
+// tools find it through the header's kernel_info_offset.
 #pragma once
 
 #include <stddef.h>
@@ -45,5 +46,9 @@ static_assert(offsetof(StubInfo, payload_size) == 24);
 static_assert(offsetof(StubInfo, image_size) == 32);
 static_assert(offsetof(StubInfo, min_kernel_address) == 40);
 static_assert(offsetof(StubInfo, kernel_alignment) == 48);
+
+// Where the record sits in the protected-mode part of a kpack image, given the setup header's
+// kernel_info_offset (kernel_info follows the record).
+constexpr uint64_t stub_record_offset(uint64_t kernel_info_offset) { return kernel_info_offset - sizeof(StubInfo); }
 
 }  // namespace kpack

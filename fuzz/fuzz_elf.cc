@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "kernel_elf.h"
+#include "kernel_headers.h"
 #include "layout.h"
 #include "same_segment.h"
 
@@ -16,7 +16,7 @@ namespace {
 // Raw layouts hold the whole span in memory; beyond this the fuzzer would only measure malloc.
 constexpr uint64_t kMaxMirroredSpan = 16 << 20;
 
-void check_accepted(const KernelImage& k, uint64_t file_size) {
+void check_accepted(const KernelHeaders& k, uint64_t file_size) {
   FUZZ_CHECK(k.segment_count >= 1 && k.segment_count <= kMaxLoadSegments);
   FUZZ_CHECK(k.headers_end <= k.segments[0].offset);
   FUZZ_CHECK(is_power_of_two(k.alignment) && k.alignment >= kMinKernelAlignment);
@@ -34,9 +34,9 @@ void check_accepted(const KernelImage& k, uint64_t file_size) {
 
 // The rewritten ELF keeps every segment's place in memory and its bytes.
 void check_layout(const KernelInput& input, const PayloadElf& out, bool mirrored) {
-  KernelImage again;
-  FUZZ_CHECK(parse_kernel_elf(out.bytes.data(), out.bytes.size(), out.bytes.size(), &again).ok());
-  const KernelImage& k = input.kernel;
+  KernelHeaders again;
+  FUZZ_CHECK(parse_kernel_headers(out.bytes.data(), out.bytes.size(), out.bytes.size(), &again).ok());
+  const KernelHeaders& k = input.kernel;
   FUZZ_CHECK(again.segment_count == k.segment_count);
   FUZZ_CHECK(again.entry == k.entry && again.physical.begin == k.physical.begin &&
              again.physical.end == k.physical.end && again.alignment == k.alignment);
@@ -64,12 +64,12 @@ void check_layout(const KernelInput& input, const PayloadElf& out, bool mirrored
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // As the stub sees it: headers only, file length unknown.
-  KernelImage headers_only;
-  (void)parse_kernel_elf(data, size, ~0ull, &headers_only);
+  KernelHeaders headers_only;
+  (void)parse_kernel_headers(data, size, ~0ull, &headers_only);
 
   // As the packer sees it: the whole file.
   KernelInput input;
-  StubStatus status = parse_kernel_elf(data, size, size, &input.kernel);
+  StubStatus status = parse_kernel_headers(data, size, size, &input.kernel);
   if (!status.ok()) {
     FUZZ_CHECK(status.message[0] != '\0');
     return 0;

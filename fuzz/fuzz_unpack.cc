@@ -26,10 +26,6 @@ namespace {
 constexpr uint64_t kRamBase = 0x100000;  // the image loads here, as QEMU and most loaders put it
 constexpr uint64_t kMiB = 1 << 20;
 
-struct NoTrace final : UnpackTrace {
-  void phase(const char*, uint64_t) override {}
-};
-
 struct Machine {
   uint64_t ram_size;
   uint64_t payload_addr;
@@ -76,7 +72,7 @@ std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& paylo
 
 void check_success(const UnpackRequest& request, const FreeMemory& free, const UnpackResult& r,
                    SimulatedMemory& memory, const std::vector<uint8_t>& payload) {
-  const KernelImage& k = r.kernel;
+  const KernelHeaders& k = r.kernel;
   Range kernel = range_of(r.base, k.span());
   FUZZ_CHECK(!kernel.empty() && free.contains(kernel));
   FUZZ_CHECK(r.base % k.alignment == 0 && r.base >= request.min_kernel_address);

@@ -7,13 +7,13 @@
 #include <cstring>
 
 #include "formats/elf64.h"
+#include "stub_record.h"
 
 namespace kpack {
 
 namespace {
 
 constexpr uint32_t kMinPayloadVersion = 0x0208;  // payload_offset/payload_length appeared in 2.08
-constexpr uint64_t kStubInfoSearchLimit = 1 << 20;
 constexpr uint32_t kShtNobits = 8;
 constexpr uint16_t kShnUndef = 0;
 
@@ -33,28 +33,34 @@ T load(std::span<const uint8_t> bytes, uint64_t offset) {
 // True when [offset, offset + size) lies within `limit`, without overflowing.
 bool fits(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= limit && size <= limit - offset; }
 
-// Locates the record the packer appends after the stub. It sits before the payload, so only that
-// stretch is searched: compressed or raw kernel bytes can never be mistaken for it.
-Result<std::optional<StubInfo>> find_stub_info(std::span<const uint8_t> protected_mode, const BzImage& image,
-                                               const std::string& name) {
-  const uint64_t payload_in_pm = image.header.payload_offset;
-  const uint64_t limit = std::min<uint64_t>({payload_in_pm, kStubInfoSearchLimit, protected_mode.size()});
-  for (uint64_t at = 0; at + sizeof(StubInfo) <= limit; at += kStubInfoAlign) {
-    if (std::memcmp(protected_mode.data() + at, kStubInfoMagic, sizeof(kStubInfoMagic)) != 0) continue;
-    const auto info = load<StubInfo>(protected_mode, at);
-    const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
-    if (info.version != kStubInfoVersion)
-      return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
-                                ", this kpack reads version " + std::to_string(kStubInfoVersion) + where);
-    if (info.codec >= kCodecCount) return error_in(name, "unknown codec " + std::to_string(info.codec) + where);
-    if (info.payload_offset != image.header.payload_offset || info.payload_size != image.header.payload_length)
-      return error_in(name, "the kpack record's payload (offset " + hex(info.payload_offset) + ", " +
-                                std::to_string(info.payload_size) + " bytes) disagrees with the setup header's" +
-                                " (offset " + hex(image.header.payload_offset) + ", " +
-                                std::to_string(image.header.payload_length) + " bytes)" + where);
-    return std::optional<StubInfo>(info);
-  }
-  return std::optional<StubInfo>();
+// A kpack image's record sits right before its kernel_info (formats/kpack_image.h); a stock image
+// has other bytes there. The record is checked exactly as the stub checks it.
+Result<std::optional<StubInfo>> read_stub_record(std::span<const uint8_t> protected_mode, const BzImage& image,
+                                                 const std::string& name) {
+  const uint64_t kernel_info = image.header.kernel_info_offset;
+  if (image.header.version < 0x020F || kernel_info < sizeof(StubInfo) || kernel_info > protected_mode.size())
+    return std::optional<StubInfo>();
+  const uint64_t at = stub_record_offset(kernel_info);
+  if (std::memcmp(protected_mode.data() + at, kStubInfoMagic, sizeof(kStubInfoMagic)) != 0)
+    return std::optional<StubInfo>();
+  const auto info = load<StubInfo>(protected_mode, at);
+  const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
+  if (info.version != kStubInfoVersion)
+    return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
+                              ", this kpack reads version " + std::to_string(kStubInfoVersion) + where);
+  StubStatus status = check_stub_record(info, at);
+  if (!status.ok())
+    return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")" + where);
+  if (info.image_size > protected_mode.size())
+    return error_in(name, "the kpack record's image size " + std::to_string(info.image_size) +
+                              " is larger than the file's protected-mode part (" +
+                              std::to_string(protected_mode.size()) + " bytes)" + where);
+  if (info.payload_offset != image.header.payload_offset || info.payload_size != image.header.payload_length)
+    return error_in(name, "the kpack record's payload (offset " + hex(info.payload_offset) + ", " +
+                              std::to_string(info.payload_size) + " bytes) disagrees with the setup header's" +
+                              " (offset " + hex(image.header.payload_offset) + ", " +
+                              std::to_string(image.header.payload_length) + " bytes)" + where);
+  return std::optional<StubInfo>(info);
 }
 
 }  // namespace
@@ -110,9 +116,10 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
   }
   image.format = *format;
 
-  auto stub_info = find_stub_info(protected_mode, image, name);
+  auto stub_info = read_stub_record(protected_mode, image, name);
   if (!stub_info) return stub_info.error();
   image.kpack = *stub_info;
+  if (image.kpack) image.kpack_record_offset = stub_record_offset(hdr.kernel_info_offset);
   return image;
 }
 

@@ -22,7 +22,8 @@ struct BzImage {
   uint64_t payload_offset = 0;    // from the start of the file
   uint64_t payload_size = 0;
   StreamFormat format = StreamFormat::kRaw;
-  std::optional<StubInfo> kpack;  // present when the image was written by kpack
+  std::optional<StubInfo> kpack;  // present when the image was written by kpack, and checked
+  uint64_t kpack_record_offset = 0;  // where that record sits in the protected-mode part
 };
 
 // True when `file` has the boot-protocol signature ("HdrS" at 0x202), whatever else it is.

@@ -9,9 +9,6 @@
 #include "kernel_version.h"
 #include "layout.h"
 
-extern "C" const uint8_t kpack_setup_blob[], kpack_setup_blob_end[];
-extern "C" const uint8_t kpack_stub_blob[], kpack_stub_blob_end[];
-
 namespace kpack {
 namespace {
 
@@ -31,7 +28,7 @@ struct Payload {
 Result<Payload> build_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
                               const std::string& name) {
   Payload payload;
-  const KernelImage& k = input.kernel;
+  const KernelHeaders& k = input.kernel;
   if (options.compress.codec == Codec::kRaw) {
     // The lowest segment must land on kernel_address when the image sits at the default address.
     uint64_t segment_offset = options.kernel_address - kDefaultLoadAddress;
@@ -92,10 +89,6 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
 }
 
 }  // namespace
-
-ImageBlobs built_in_blobs() {
-  return ImageBlobs{{kpack_setup_blob, kpack_setup_blob_end}, {kpack_stub_blob, kpack_stub_blob_end}};
-}
 
 Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
                                          const ImageBlobs& blobs, const std::string& name) {

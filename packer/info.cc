@@ -17,7 +17,7 @@ Status print_info(const std::string& path, std::FILE* out) {
   if (!image) return image.error();
   Result<KernelPayload> payload = extract_kernel(*image, *file, path);
   if (!payload) return payload.error();
-  Result<KernelImage> kernel = parse_vmlinux(payload->elf, path);
+  Result<KernelHeaders> kernel = parse_vmlinux(payload->elf, path);
   if (!kernel) return kernel.error();
 
   const boot::SetupHeader& h = image->header;
@@ -46,7 +46,7 @@ Status print_info(const std::string& path, std::FILE* out) {
     std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "\n",
                  codec_name(static_cast<Codec>(uint32_t{info.codec})), uint64_t{info.min_kernel_address});
   }
-  const KernelImage& k = *kernel;
+  const KernelHeaders& k = *kernel;
   std::fprintf(out, "segments (%u), alignment 0x%" PRIx64 ":\n", k.segment_count, k.alignment);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];

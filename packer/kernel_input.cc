@@ -8,15 +8,15 @@
 
 namespace kpack {
 
-Result<KernelImage> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name) {
-  KernelImage kernel;
-  StubStatus status = parse_kernel_elf(elf.data(), elf.size(), elf.size(), &kernel);
+Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name) {
+  KernelHeaders kernel;
+  StubStatus status = parse_kernel_headers(elf.data(), elf.size(), elf.size(), &kernel);
   if (!status.ok()) return error_in(name, status.message);
   return kernel;
 }
 
 Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name) {
-  Result<KernelImage> kernel = parse_vmlinux(elf, name);
+  Result<KernelHeaders> kernel = parse_vmlinux(elf, name);
   if (!kernel) return kernel.error();
   KernelInput input;
   input.elf = std::move(elf);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_elf.h"
+#include "kernel_headers.h"
 #include "result.h"
 
 namespace kpack {
@@ -14,13 +14,13 @@ namespace kpack {
 struct KernelInput {
   std::vector<uint8_t> elf;
   std::vector<uint8_t> relocs;       // the relocation table a stock image carries after the ELF
-  KernelImage kernel;                // parsed and validated program headers
+  KernelHeaders kernel;                // parsed and validated program headers
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
   std::optional<std::string> version;    // for the header's kernel_version string
 };
 
 // Validates an ELF held in memory. `name` is the file, for messages.
-Result<KernelImage> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name);
+Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name);
 
 // Validates `elf` and wraps it, with no relocations, version or command-line size yet.
 Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name);

@@ -60,7 +60,7 @@ PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& place
   std::memcpy(out.bytes.data() + sizeof(ehdr), phdrs.data(), phdrs.size() * sizeof(elf::Phdr));
   for (const Placement& m : placements)
     std::memcpy(out.bytes.data() + m.new_offset, input.elf.data() + m.old_offset, std::min(m.old_filesz, m.new_filesz));
-  StubStatus status = parse_kernel_elf(out.bytes.data(), out.bytes.size(), out.bytes.size(), &out.kernel);
+  StubStatus status = parse_kernel_headers(out.bytes.data(), out.bytes.size(), out.bytes.size(), &out.kernel);
   if (!status.ok()) __builtin_trap();  // the input was valid, so its rewrite must be
   return out;
 }
@@ -81,7 +81,7 @@ uint64_t headers_size(const KernelInput& input) {
 }  // namespace
 
 PayloadElf layout_compact(const KernelInput& input) {
-  const KernelImage& k = input.kernel;
+  const KernelHeaders& k = input.kernel;
   std::vector<Placement> placements;
   uint64_t at = headers_size(input);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
@@ -105,7 +105,7 @@ PayloadElf layout_compact(const KernelInput& input) {
 }
 
 PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
-  const KernelImage& k = input.kernel;
+  const KernelHeaders& k = input.kernel;
   std::vector<Placement> placements;
   uint64_t end = first_offset;
   for (uint32_t i = 0; i < k.segment_count; ++i) {

@@ -15,7 +15,7 @@ namespace kpack {
 struct PayloadElf {
   std::vector<uint8_t> bytes;
   std::vector<Range> regions;  // file ranges in order, covering [0, bytes.size())
-  KernelImage kernel;          // the program headers as rewritten
+  KernelHeaders kernel;          // the program headers as rewritten
 };
 
 // Segments packed one after another (page-aligned offsets), trailing zero bytes turned into bss

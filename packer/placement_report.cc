@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "free_memory.h"
-#include "unpack.h"
+#include "stub_record.h"
 
 namespace kpack {
 namespace {
@@ -41,18 +41,13 @@ class SimulatedRam final : public PhysicalMemory {
   std::unique_ptr<uint8_t, decltype(&std::free)> bytes_;
 };
 
-class SilentTrace final : public UnpackTrace {
- public:
-  void phase(const char*, uint64_t) override {}
-};
-
 // One load address: run the engine as the stub would and say what it did.
 void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t load, const char* label,
                 std::FILE* out) {
   const StubInfo& info = *image.kpack;
   std::span<const uint8_t> protected_part = file.subspan(image.setup_size);
   std::fprintf(out, "  at 0x%08" PRIx64 " (%s): ", load, label);
-  if (load < kMiB || load + protected_part.size() > kRamSize) {
+  if (load < kMiB || load > kRamSize || protected_part.size() > kRamSize - load) {
     std::fprintf(out, "does not fit the simulated %" PRIu64 " MiB machine\n", kRamSize / kMiB);
     return;
   }
@@ -64,16 +59,11 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t lo
   ram.load(load, protected_part);
 
   FreeMemory free;
-  UnpackRequest request;
-  request.codec = static_cast<Codec>(uint32_t{info.codec});
-  request.payload_addr = load + info.payload_offset;
-  request.payload_size = info.payload_size;
-  request.image = range_of(load, info.image_size);
-  request.min_kernel_address = info.min_kernel_address;
   UnpackResult result;
-  SilentTrace trace;
+  NoTrace trace;
   StubStatus status = free.add(Range{kMiB, kRamSize});
-  if (status.ok()) status = unpack_kernel(request, free, ram, trace, &result);
+  if (status.ok())
+    status = unpack_from_record(info, image.kpack_record_offset, load, free, ram, trace, &result);
   if (!status.ok()) {
     std::fprintf(out, "the stub halts: %s (0x%" PRIx64 ", 0x%" PRIx64 ")\n", status.message, status.a, status.b);
     return;
@@ -88,7 +78,8 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t lo
     std::fprintf(out, ", decoded %" PRIu64 " bytes straight to it", result.decoded);
   // The engine's promise, checked here too: nothing written over the stub and its record, nor (for
   // compressed payloads) over the payload it is still reading.
-  Range live = request.codec == Codec::kRaw ? range_of(load, info.payload_offset) : request.image;
+  bool raw = static_cast<Codec>(uint32_t{info.codec}) == Codec::kRaw;
+  Range live = range_of(load, raw ? uint64_t{info.payload_offset} : uint64_t{info.image_size});
   bool clobbered = false;
   for (Range w : ram.writes) clobbered |= w.overlaps(live);
   bool aligned = result.base % info.kernel_alignment == 0 && result.base >= info.min_kernel_address;

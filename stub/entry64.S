@@ -22,12 +22,19 @@ startup_64:
 	orq	$0x600, %rax
 	movq	%rax, %cr4
 
+	// Nothing may use the packer's record before it is checked: a bad one prints an error on
+	// COM1 and halts here. Runs before relocation, like build_identity_map (the build checks both).
+	leaq	startup_32(%rip), %rdi
+	call	checked_stub_record
+	movq	%rax, %r14			// the record, kept in a callee-saved register
+
 	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
 	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
-	// command line when a loader put them above 4 GiB. build_identity_map needs no relocation.
+	// command line when a loader put them above 4 GiB.
 	leaq	stub_page_tables(%rip), %rdi
 	leaq	startup_32(%rip), %rsi
 	movq	%r15, %rdx
+	movq	STUB_INFO_IMAGE_SIZE(%r14), %rcx
 	call	build_identity_map
 	testq	%rax, %rax
 	jz	2f				// too many windows: switching would unmap us
@@ -64,6 +71,7 @@ startup_64:
 
 	movq	%r15, %rdi
 	leaq	startup_32(%rip), %rsi
+	movq	%r14, %rdx
 	call	stub_main			// returns the kernel's entry, or halts on any error
 
 	// The 64-bit protocol into the kernel: RSI = boot_params.

@@ -4,7 +4,8 @@
 // as that attribute requires.
 #include <stdint.h>
 
-#include "runtime.h"
+#include "exceptions.h"
+#include "halt.h"
 #include "serial.h"
 
 namespace kpack {
@@ -35,19 +36,19 @@ constexpr uint8_t kInterruptGate = 0x8E;
 
 alignas(16) IdtEntry idt[kVectors];
 
+// The error code and CR2 go on a line of their own, before the one error report every stub halt
+// prints.
 [[noreturn]] void report(uint64_t vector, const InterruptFrame* frame, uint64_t error_code) {
-  serial::write("kpack: error: CPU exception ");
-  serial::write_decimal(vector);
-  serial::write(" at rip ");
-  serial::write_hex(frame->rip);
-  serial::write(", error code ");
-  serial::write_hex(error_code);
   uint64_t cr2;
   asm volatile("mov %%cr2, %0" : "=r"(cr2));
+  serial::write("kpack: CPU exception ");
+  serial::write_decimal(vector);
+  serial::write(", error code ");
+  serial::write_hex(error_code);
   serial::write(", cr2 ");
   serial::write_hex(cr2);
-  serial::write("\nkpack: halted; the kernel was not started\n");
-  halt();
+  serial::write("\n");
+  halt_with(fail("CPU exception in the stub (vector, rip)", vector, frame->rip));
 }
 
 #pragma GCC diagnostic ignored "-Wattributes"

@@ -1,13 +1,13 @@
-// The stub's C++ entry: gathers what the loader handed over, runs the unpack engine, and returns
-// the kernel's entry point to entry64.S. Any error prints one line on COM1 and halts.
+// The stub's C++ entry: gathers what the loader handed over, runs the unpack engine on the record
+// entry64.S has checked, and returns the kernel's entry point to entry64.S. Any error halts with
+// one line on COM1.
+#include "asm_symbols.h"
 #include "boot_environment.h"
-#include "formats/boot_params.h"
-#include "formats/kpack_image.h"
-#include "runtime.h"
+#include "exceptions.h"
+#include "halt.h"
+#include "paging.h"
 #include "serial.h"
-#include "unpack.h"
-
-extern "C" bool identity_mapped(uint64_t addr, uint64_t size);  // paging.cc
+#include "stub_record.h"
 
 namespace kpack {
 namespace {
@@ -57,71 +57,50 @@ class DebugTrace final : public UnpackTrace {
   uint64_t start_;
 };
 
-[[noreturn]] void halt_on(StubStatus status) {
-  serial::write("kpack: error: ");
-  serial::write(status.message);
-  serial::write(" (");
-  serial::write_hex(status.a);
-  serial::write(", ");
-  serial::write_hex(status.b);
-  serial::write(")\nkpack: halted; the kernel was not started\n");
-  halt();
-}
-
 bool debug_requested(const BootEnvironment& env) {
   if (env.command_line.empty()) return false;
   const char* text = reinterpret_cast<const char*>(env.command_line.begin);
   return command_line_has(text, env.command_line.size() - 1, "kpack.debug");
 }
 
+void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& result, uint64_t cycles) {
+  serial::write("kpack: ");
+  serial::write(codec_name(static_cast<Codec>(uint32_t{record.codec})));
+  serial::write(" image at ");
+  serial::write_hex(base);
+  serial::write(", kernel at ");
+  serial::write_hex(result.base);
+  serial::write(result.in_place ? " (in place)" : "");
+  serial::write(", entry ");
+  serial::write_hex(result.entry);
+  serial::write(", total cycles=");
+  serial::write_decimal(cycles);
+  serial::write("\n");
+}
+
 }  // namespace
 }  // namespace kpack
 
-extern "C" uint8_t __stub_end[] __attribute__((visibility("hidden")));
-
-extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base) {
+extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubInfo* record) {
   using namespace kpack;
   uint64_t start = rdtsc();
   install_exception_handlers();
-  const auto& info = *reinterpret_cast<const StubInfo*>(__stub_end);
-  if (__builtin_memcmp(info.magic, kStubInfoMagic, sizeof(info.magic)) != 0 || info.version != kStubInfoVersion)
-    halt_with("the image has no valid kpack record after the stub");
 
   // What the loader handed over: usable RAM minus everything live.
   IdentityMemory memory;
   BootEnvironment env;
-  uint64_t params_addr = reinterpret_cast<uint64_t>(params);
-  StubStatus status = read_boot_environment(*params, params_addr, memory, &env);
-  if (!status.ok()) halt_on(status);
+  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env);
+  if (!status.ok()) halt_with(status);
   bool debug = debug_requested(env);
   DebugTrace trace(debug, start);
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.
-  UnpackRequest request;
-  request.codec = static_cast<Codec>(uint32_t{info.codec});
   uint64_t base = reinterpret_cast<uint64_t>(image_base);
-  request.payload_addr = base + info.payload_offset;
-  request.payload_size = info.payload_size;
-  request.image = range_of(base, info.image_size);
-  request.min_kernel_address = info.min_kernel_address;
+  uint64_t record_offset = reinterpret_cast<const uint8_t*>(record) - image_base;
   UnpackResult result;
-  status = unpack_kernel(request, env.free, memory, trace, &result);
-  if (!status.ok()) halt_on(status);
-
-  if (debug) {
-    serial::write("kpack: ");
-    serial::write(codec_name(request.codec));
-    serial::write(" image at ");
-    serial::write_hex(base);
-    serial::write(", kernel at ");
-    serial::write_hex(result.base);
-    serial::write(result.in_place ? " (in place)" : "");
-    serial::write(", entry ");
-    serial::write_hex(result.entry);
-    serial::write(", total cycles=");
-    serial::write_decimal(trace.total());
-    serial::write("\n");
-  }
+  status = unpack_from_record(*record, record_offset, base, env.free, memory, trace, &result);
+  if (!status.ok()) halt_with(status);
+  if (debug) print_summary(*record, base, result, trace.total());
   return result.entry;
 }

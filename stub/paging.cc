@@ -2,10 +2,9 @@
 // around whatever the loader put above 4 GiB (the image itself, boot_params, the command line) -
 // a 64-bit loader may do that once the header says XLF_CAN_BE_LOADED_ABOVE_4G. Called from the
 // 64-bit entry before relocation, so it uses nothing but its arguments and RIP-relative symbols.
-#include <stdint.h>
+#include "paging.h"
 
-#include "formats/boot_params.h"
-#include "formats/kpack_image.h"
+#include "asm_symbols.h"
 
 namespace {
 
@@ -13,6 +12,8 @@ constexpr uint64_t kGiB = 1ull << 30;
 constexpr uint64_t kLowGiBs = 4;
 constexpr uint32_t kMaxWindows = 4;    // image (it may straddle a boundary), boot_params, command line
 constexpr uint32_t kMaxHighPdpts = 2;  // one per 512 GiB slot holding a window
+
+}  // namespace
 
 struct alignas(4096) PageTables {
   uint64_t pml4[512];
@@ -24,6 +25,8 @@ struct alignas(4096) PageTables {
   uint32_t windows;
   uint32_t high_pdpts;
 };
+
+namespace {
 
 constexpr uint64_t kPresentWritable = 0x3;
 constexpr uint64_t kLargePage = 0x80;
@@ -72,11 +75,12 @@ bool map_range(PageTables* t, uint64_t begin, uint64_t size) {
 extern "C" {
 
 PageTables stub_page_tables;
-extern uint8_t __stub_end[] __attribute__((visibility("hidden")));
 
 // Returns the value for CR3, or 0 when the windows above 4 GiB do not fit in the pool (the caller
-// halts: switching would unmap the stub). `params` is read through the loader's own mapping.
-uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params) {
+// halts: switching would unmap the stub). `params` is read through the loader's own mapping;
+// `image_size` comes from the record checked_stub_record has already checked.
+uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
+                            uint64_t image_size) {
   for (uint64_t& entry : tables->pml4) entry = 0;
   for (uint64_t& entry : tables->pdpt) entry = 0;
   tables->windows = 0;
@@ -86,17 +90,19 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
     tables->pdpt[gib] = reinterpret_cast<uint64_t>(tables->pd[gib]) | kPresentWritable;
     fill_pd(tables->pd[gib], gib * kGiB);
   }
-  const auto& info = *reinterpret_cast<const kpack::StubInfo*>(__stub_end);
   uint64_t cmdline = params->hdr.cmd_line_ptr | (uint64_t{params->ext_cmd_line_ptr} << 32);
   uint64_t cmdline_size = uint64_t{params->hdr.cmdline_size} + 1;
-  if (!map_range(tables, image_base, info.image_size) ||
+  if (!map_range(tables, image_base, image_size) ||
       !map_range(tables, reinterpret_cast<uint64_t>(params), sizeof(*params)) ||
       (cmdline && !map_range(tables, cmdline, cmdline_size)))
     return 0;
   return reinterpret_cast<uint64_t>(tables->pml4);
 }
 
-// True when [addr, addr + size) is inside the map built above.
+}  // extern "C"
+
+namespace kpack {
+
 bool identity_mapped(uint64_t addr, uint64_t size) {
   if (addr + size < addr) return false;
   uint64_t last = (size ? addr + size - 1 : addr) & ~(kGiB - 1);
@@ -108,4 +114,4 @@ bool identity_mapped(uint64_t addr, uint64_t size) {
   }
 }
 
-}  // extern "C"
+}  // namespace kpack

@@ -1,21 +1,23 @@
-// bzImage reader tests on images assembled here field by field, plus a real Debian kernel when one
-// is cached on this machine.
+// bzImage reader tests on images assembled here field by field, plus the real Debian kernel the
+// boot tests fetch.
 #include <doctest/doctest.h>
 #include <lz4hc.h>
 #include <lzma.h>
-#include <sys/stat.h>
 
+#include <array>
 #include <cstring>
 
 #include "formats/elf64.h"
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
+#include "real_kernel.h"
 
 using namespace kpack;
 
 namespace {
 
 constexpr uint32_t kStubBytes = 0x400;  // filler standing in for the decompressor before the payload
+constexpr uint32_t kRecordOffset = 0x100;  // where make_bzimage puts a kpack record
 
 void append_le32(std::vector<uint8_t>& out, uint32_t value) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
@@ -151,7 +153,12 @@ std::vector<uint8_t> make_bzimage(std::span<const uint8_t> payload, const ImageS
   hdr.payload_length = static_cast<uint32_t>(payload.size());
   hdr.init_size = 0x4000000;
   put(file, boot::kSetupHeaderOffset, hdr);
-  if (spec.stub_info) put(file, setup_size + 0x100, *spec.stub_info);
+  if (spec.stub_info) {
+    // The record goes right before kernel_info, as kpack writes it.
+    hdr.kernel_info_offset = kRecordOffset + sizeof(StubInfo);
+    put(file, boot::kSetupHeaderOffset, hdr);
+    put(file, setup_size + kRecordOffset, *spec.stub_info);
+  }
   file.insert(file.end(), payload.begin(), payload.end());
   return file;
 }
@@ -238,18 +245,35 @@ TEST_CASE("a kpack record is found and checked") {
   CHECK(error_of(make_bzimage(payload, {.stub_info = wrong_version})) ==
         "bzImage: written by a kpack with record version 7, this kpack reads version 1 (kpack record at 0xb00)");
   auto wrong_size = info;
-  wrong_size.payload_size = payload.size() + 1;
+  wrong_size.payload_size = payload.size() - 1;
   CHECK(contains(error_of(make_bzimage(payload, {.stub_info = wrong_size})), "disagrees with the setup header"));
   auto wrong_codec = info;
   wrong_codec.codec = 9;
-  CHECK(contains(error_of(make_bzimage(payload, {.stub_info = wrong_codec})), "bzImage: unknown codec 9"));
+  CHECK(error_of(make_bzimage(payload, {.stub_info = wrong_codec})) ==
+        "bzImage: unknown payload codec in the kpack record (0x9, 0) (kpack record at 0xb00)");
+  // The stub's own checks (stub/engine/stub_record.cc), word for word.
+  auto no_alignment = info;
+  no_alignment.kernel_alignment = 0;
+  CHECK(error_of(make_bzimage(payload, {.stub_info = no_alignment})) ==
+        "bzImage: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0) "
+        "(kpack record at 0xb00)");
+  auto small_image = info;
+  small_image.image_size = 0x80;
+  CHECK(error_of(make_bzimage(payload, {.stub_info = small_image})) ==
+        "bzImage: the kpack record's image size does not cover the stub (0x80, 0x138) (kpack record at 0xb00)");
+  auto past_file = info;
+  past_file.image_size = kStubBytes + payload.size() + 1;
+  CHECK(contains(error_of(make_bzimage(payload, {.stub_info = past_file})),
+                 "bzImage: the kpack record's image size " + std::to_string(kStubBytes + payload.size() + 1) +
+                     " is larger than the file's protected-mode part"));
 
-  // Off the 16-byte grid it is not a record.
-  auto file = make_bzimage(payload);
-  put(file, 5 * 512 + 0x108, info);
-  auto unaligned = read_bzimage(file, "bzImage");
-  REQUIRE(unaligned.ok());
-  CHECK_FALSE(unaligned->kpack.has_value());
+  // Anywhere but right before kernel_info, the magic is just bytes (the stub has it in its rodata).
+  auto file = make_bzimage(payload, {.stub_info = info});
+  put(file, 5 * 512 + kRecordOffset, std::array<uint8_t, 8>{});
+  put(file, 5 * 512 + 0x200, info);
+  auto elsewhere = read_bzimage(file, "bzImage");
+  REQUIRE(elsewhere.ok());
+  CHECK_FALSE(elsewhere->kpack.has_value());
 }
 
 TEST_CASE("a PE/COFF-signed image is still a bzImage") {
@@ -389,13 +413,8 @@ TEST_CASE("elf_file_extent") {
   check_error(small_phentsize, "k: the kernel ELF's program header size 32 is too small");
 }
 
-TEST_CASE("the cached Debian 6.1 cloud kernel") {
-  const std::string path = "/root/.cache/kpack/x/boot/vmlinuz-6.1.0-57-cloud-amd64";
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    MESSAGE("skipped: " << path << " is not present");
-    return;
-  }
+TEST_CASE("[real kernel] Debian's stock bzImage: header, lz4 payload, ELF and relocations") {
+  const std::string path = test::real_kernel_path();
   auto file = read_file(path);
   REQUIRE_MESSAGE(file.ok(), (file.ok() ? "" : file.error().message));
   CHECK(looks_like_bzimage(*file));

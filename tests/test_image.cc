@@ -113,7 +113,7 @@ TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment si
   std::vector<uint8_t> image = pack(input, Codec::kRaw);
   uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
   uint64_t load = 0x100000;
-  const KernelImage& k = input.kernel;
+  const KernelHeaders& k = input.kernel;
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
     uint64_t run_address = 0x200000 + (s.paddr - k.physical.begin);
@@ -135,7 +135,7 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
     Result<KernelPayload> payload = extract_kernel(*read, image, "out.img");
     REQUIRE_MESSAGE(payload.ok(), payload.error().message);
     CHECK(payload->relocs == input.relocs);
-    Result<KernelImage> k = parse_vmlinux(payload->elf, "extracted");
+    Result<KernelHeaders> k = parse_vmlinux(payload->elf, "extracted");
     REQUIRE(k.ok());
     REQUIRE(k->segment_count == input.kernel.segment_count);
     CHECK(k->entry == input.kernel.entry);

@@ -13,6 +13,7 @@
 #include "kernel_input.h"
 #include "kernel_version.h"
 #include "layout.h"
+#include "real_kernel.h"
 #include "simulated_memory.h"
 #include "same_segment.h"
 #include "synthetic_kernel.h"
@@ -27,7 +28,7 @@ constexpr uint64_t kRamSize = 128ull << 20;
 constexpr uint64_t kImageBase = 0x100000;
 constexpr uint64_t kStubSize = 0x10000;  // stands for the stub's code before the payload
 
-class NoTrace final : public UnpackTrace {
+class CountingTrace final : public UnpackTrace {
  public:
   void phase(const char*, uint64_t) override { ++phases; }
   int phases = 0;
@@ -70,7 +71,7 @@ Run unpack(Codec codec, const std::vector<uint8_t>& payload, uint64_t image_base
   FreeMemory free;
   REQUIRE(free.add({0x100000, kRamSize}).ok());
   UnpackRequest request{codec, image_base + kStubSize, payload.size(), image, min_kernel};
-  NoTrace trace;
+  CountingTrace trace;
   run.status = unpack_kernel(request, free, *run.memory, trace, &run.result);
   return run;
 }
@@ -80,7 +81,7 @@ void check_kernel(Run& run, const KernelInput& input) {
   REQUIRE_MESSAGE(run.status.ok(), (run.status.message ? run.status.message : ""));
   CHECK(run.memory->violations().empty());
   CHECK(run.memory->stray_writes({run.image}).empty());
-  const KernelImage& k = input.kernel;
+  const KernelHeaders& k = input.kernel;
   CHECK(run.result.base % k.alignment == 0);
   CHECK(run.result.entry == run.result.base + (k.entry - k.physical.begin));
   for (uint32_t i = 0; i < k.segment_count; ++i) {
@@ -93,19 +94,6 @@ void check_kernel(Run& run, const KernelInput& input) {
   // Only the kernel's own range and the work area were asked for.
   Range kernel = range_of(run.result.base, k.span());
   for (Range g : run.memory->granted()) CHECK((kernel.contains(g) || run.result.work.contains(g)));
-}
-
-// The stock Debian vmlinuz the boot tests fetched: ctest runs the real-kernel cases as
-// unit.real_kernel, naming the file that holds its path. Empty when not run that way.
-std::string stock_kernel_path() {
-  const char* path_file = std::getenv("KPACK_TEST_KERNEL_PATHFILE");
-  std::string path;
-  if (path_file) {
-    std::ifstream in(path_file);
-    std::getline(in, path);
-    REQUIRE_MESSAGE(!path.empty(), "no kernel path in " << path_file);
-  }
-  return path;
 }
 
 }  // namespace
@@ -189,12 +177,8 @@ TEST_CASE("no room for the kernel is an error, not a wild write") {
   CHECK(run.memory->stray_writes({run.image}).empty());
 }
 
-TEST_CASE("the real Debian kernel round-trips through the engine for every codec") {
-  std::string path = stock_kernel_path();
-  if (path.empty()) {
-    MESSAGE("skipped: KPACK_TEST_KERNEL_PATHFILE is not set");
-    return;
-  }
+TEST_CASE("[real kernel] Debian's kernel round-trips through the engine for every codec") {
+  std::string path = test::real_kernel_path();
   Result<KernelInput> input = load_kernel(path);  // extracts the vmlinux from the stock bzImage
   REQUIRE_MESSAGE(input.ok(), input.error().message);
   for (Codec codec : {Codec::kLz4, Codec::kZstd, Codec::kGzip}) {
@@ -204,12 +188,8 @@ TEST_CASE("the real Debian kernel round-trips through the engine for every codec
   }
 }
 
-TEST_CASE("a stock Debian bzImage round-trips: extract, pack with every codec, extract again") {
-  std::string vmlinuz = stock_kernel_path();
-  if (vmlinuz.empty()) {
-    MESSAGE("skipped: KPACK_TEST_KERNEL_PATHFILE is not set");
-    return;
-  }
+TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with every codec, extract again") {
+  std::string vmlinuz = test::real_kernel_path();
   Result<KernelInput> stock = load_kernel(vmlinuz);
   REQUIRE_MESSAGE(stock.ok(), stock.error().message);
   CHECK(stock->relocs.size() > 100000);
@@ -228,7 +208,7 @@ TEST_CASE("a stock Debian bzImage round-trips: extract, pack with every codec, e
     CHECK(payload->relocs == stock->relocs);
     CHECK(version_from_bzimage(*image, read->header, read->setup_size) == stock->version);
     CHECK(version_from_banner(payload->elf) == stock->version);  // the vmlinux's own banner agrees
-    Result<KernelImage> k = parse_vmlinux(payload->elf, "extracted");
+    Result<KernelHeaders> k = parse_vmlinux(payload->elf, "extracted");
     REQUIRE(k.ok());
     REQUIRE(k->segment_count == stock->kernel.segment_count);
     CHECK(k->entry == stock->kernel.entry);

@@ -19,7 +19,7 @@ setup_sects=$(od -An -tu1 -j $((0x1F1)) -N1 "$image" | tr -d ' ')
 offset=$(( (setup_sects + 1) * 512 + 0x$symbol ))
 printf '\x0f\x0b' | dd of="$image" bs=1 seek="$offset" conv=notrunc status=none
 
-"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail 'kpack: error: CPU exception 6 at rip' \
+"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail 'kpack: error: CPU exception in the stub .vector, rip. .0x6, ' \
     "$image" "$dir/initramfs.cpio.gz"
 if grep -aq 'Linux version' "$log"; then
     echo "boot-fault: the kernel started after a stub exception" >&2

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernel_elf.h"
+#include "kernel_headers.h"
 
 namespace kpack::test {
 

@@ -27,7 +27,7 @@ StubStatus zero_tails(UnpackResult& r, PhysicalMemory& memory) {
 // loader put it at a suitable address nothing moves, otherwise one memmove takes it elsewhere.
 StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
                       UnpackTrace& trace, UnpackResult& r) {
-  const KernelImage& k = r.kernel;
+  const KernelHeaders& k = r.kernel;
   if (!is_physically_mirrored(k)) return fail("raw payload is not laid out in physical order");
   uint64_t source = request.payload_addr + k.segments[0].offset;
   uint64_t length = k.file_end - k.segments[0].offset;
@@ -55,7 +55,7 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
 StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
                              UnpackTrace& trace, UnpackResult& r, FrameDecoder& decoder, uint8_t* scratch,
                              const uint8_t* payload, uint64_t cursor) {
-  const KernelImage& k = r.kernel;
+  const KernelHeaders& k = r.kernel;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(r.work));
@@ -111,7 +111,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   Arena arena(work_bytes + kScratchSize, kArenaSize);
 
   if (request.codec == Codec::kRaw) {
-    KPACK_TRY(parse_kernel_elf(payload, request.payload_size, request.payload_size, &r.kernel));
+    KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size, &r.kernel));
     trace.phase("headers", r.kernel.headers_end);
     KPACK_TRY(unpack_raw(request, free, memory, trace, r));
   } else {
@@ -119,7 +119,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     KPACK_TRY(decoder.init(request.codec, arena));
     uint64_t consumed = 0, produced = 0;
     KPACK_TRY(decoder.decode(payload, request.payload_size, scratch, kScratchSize, false, &consumed, &produced));
-    KPACK_TRY(parse_kernel_elf(scratch, produced, ~0ull, &r.kernel));
+    KPACK_TRY(parse_kernel_headers(scratch, produced, ~0ull, &r.kernel));
     if (produced != r.kernel.segments[0].offset)
       return fail("first payload frame does not end where the first segment starts", produced);
     trace.phase("headers", produced);

@@ -1,4 +1,4 @@
-#include "kernel_elf.h"
+#include "kernel_headers.h"
 
 #include "formats/elf64.h"
 
@@ -29,7 +29,7 @@ StubStatus check_segment(const LoadSegment& s, uint64_t file_size) {
 
 }  // namespace
 
-StubStatus parse_kernel_elf(const uint8_t* bytes, uint64_t size, uint64_t file_size, KernelImage* out) {
+StubStatus parse_kernel_headers(const uint8_t* bytes, uint64_t size, uint64_t file_size, KernelHeaders* out) {
   if (size < sizeof(elf::Ehdr)) return fail("truncated ELF header", size);
   const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(bytes);
   KPACK_TRY(check_ident(ehdr));
@@ -40,7 +40,7 @@ StubStatus parse_kernel_elf(const uint8_t* bytes, uint64_t size, uint64_t file_s
   if (phoff < sizeof(elf::Ehdr) || phoff > size || phsize > size - phoff)
     return fail("program headers outside the ELF headers", phoff, phsize);
 
-  KernelImage kernel;
+  KernelHeaders kernel;
   kernel.headers_end = phoff + phsize;
   kernel.entry = ehdr.entry;
   const auto* phdrs = reinterpret_cast<const elf::Phdr*>(bytes + phoff);
@@ -93,7 +93,7 @@ StubStatus parse_kernel_elf(const uint8_t* bytes, uint64_t size, uint64_t file_s
   return StubStatus::success();
 }
 
-bool is_physically_mirrored(const KernelImage& kernel) {
+bool is_physically_mirrored(const KernelHeaders& kernel) {
   const LoadSegment& first = kernel.segments[0];
   if (first.paddr != kernel.physical.begin) return false;
   for (uint32_t i = 0; i < kernel.segment_count; ++i) {

@@ -26,7 +26,7 @@ struct LoadSegment {
   uint32_t flags;
 };
 
-struct KernelImage {
+struct KernelHeaders {
   LoadSegment segments[kMaxLoadSegments];  // sorted by file offset
   uint32_t segment_count = 0;
   uint64_t entry = 0;             // physical, from e_entry
@@ -40,10 +40,10 @@ struct KernelImage {
 
 // `bytes` holds at least the start of the file (the ELF header and program headers must be in it).
 // `file_size` bounds every segment's file range (UINT64_MAX when the stream length is unknown).
-StubStatus parse_kernel_elf(const uint8_t* bytes, uint64_t size, uint64_t file_size, KernelImage* out);
+StubStatus parse_kernel_headers(const uint8_t* bytes, uint64_t size, uint64_t file_size, KernelHeaders* out);
 
 // True when every segment's file offset mirrors its physical address, so the segments sit at their
 // run addresses relative to each other just by loading the file.
-bool is_physically_mirrored(const KernelImage& kernel);
+bool is_physically_mirrored(const KernelHeaders& kernel);
 
 }  // namespace kpack

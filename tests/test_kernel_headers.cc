@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kernel_elf.h"
+#include "kernel_headers.h"
 #include "synthetic_kernel.h"
 
 using namespace kpack;
@@ -11,8 +11,8 @@ using kpack::test::typical_segments;
 
 namespace {
 
-StubStatus parse(const std::vector<uint8_t>& elf, KernelImage* kernel) {
-  return parse_kernel_elf(elf.data(), elf.size(), elf.size(), kernel);
+StubStatus parse(const std::vector<uint8_t>& elf, KernelHeaders* kernel) {
+  return parse_kernel_headers(elf.data(), elf.size(), elf.size(), kernel);
 }
 
 elf::Phdr* phdr(std::vector<uint8_t>& elf, int i) {
@@ -22,9 +22,9 @@ elf::Ehdr* ehdr(std::vector<uint8_t>& elf) { return reinterpret_cast<elf::Ehdr*>
 
 }  // namespace
 
-TEST_CASE("parse_kernel_elf reads the segments of a typical kernel") {
+TEST_CASE("parse_kernel_headers reads the segments of a typical kernel") {
   std::vector<uint8_t> elf = make_kernel_elf(typical_segments());
-  KernelImage k;
+  KernelHeaders k;
   REQUIRE(parse(elf, &k).ok());
   CHECK(k.segment_count == 4);
   CHECK(k.segments[0].paddr == 0x1000000);
@@ -40,20 +40,20 @@ TEST_CASE("parse_kernel_elf reads the segments of a typical kernel") {
   CHECK_FALSE(is_physically_mirrored(k));
 }
 
-TEST_CASE("parse_kernel_elf sorts segments by file offset") {
+TEST_CASE("parse_kernel_headers sorts segments by file offset") {
   std::vector<uint8_t> elf = make_kernel_elf(typical_segments());
   elf::Phdr first = *phdr(elf, 0);
   *phdr(elf, 0) = *phdr(elf, 1);
   *phdr(elf, 1) = first;
-  KernelImage k;
+  KernelHeaders k;
   REQUIRE(parse(elf, &k).ok());
   CHECK(k.segments[0].paddr == 0x1000000);
   CHECK(k.segments[1].paddr == 0x1200000);
 }
 
-TEST_CASE("parse_kernel_elf rejects each malformed input with its own message") {
+TEST_CASE("parse_kernel_headers rejects each malformed input with its own message") {
   auto expect = [](std::vector<uint8_t> elf, const char* message) {
-    KernelImage k;
+    KernelHeaders k;
     StubStatus status = parse(elf, &k);
     REQUIRE_FALSE(status.ok());
     CHECK(std::string(status.message) == message);
@@ -83,11 +83,11 @@ TEST_CASE("parse_kernel_elf rejects each malformed input with its own message") 
   { auto e = good; phdr(e, 0)->offset = 0x100; expect(e, "first segment overlaps the ELF headers"); }
 }
 
-TEST_CASE("parse_kernel_elf bounds segments by the stream size it is given") {
+TEST_CASE("parse_kernel_headers bounds segments by the stream size it is given") {
   std::vector<uint8_t> elf = make_kernel_elf(typical_segments());
-  KernelImage k;
+  KernelHeaders k;
   // Only the headers are present, as in the stub: fine with an unknown stream length...
-  CHECK(parse_kernel_elf(elf.data(), 0x1000, ~0ull, &k).ok());
+  CHECK(parse_kernel_headers(elf.data(), 0x1000, ~0ull, &k).ok());
   // ...but not when the stream is known to end before the segments.
-  CHECK_FALSE(parse_kernel_elf(elf.data(), 0x1000, 0x1000, &k).ok());
+  CHECK_FALSE(parse_kernel_headers(elf.data(), 0x1000, 0x1000, &k).ok());
 }

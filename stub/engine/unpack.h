@@ -8,7 +8,7 @@
 
 #include "formats/kpack_image.h"
 #include "free_memory.h"
-#include "kernel_elf.h"
+#include "kernel_headers.h"
 #include "physical_memory.h"
 #include "status.h"
 
@@ -27,7 +27,7 @@ struct UnpackRequest {
 };
 
 struct UnpackResult {
-  KernelImage kernel;
+  KernelHeaders kernel;
   uint64_t base = 0;        // physical address of the kernel's lowest segment
   uint64_t entry = 0;       // physical entry point
   Range work;               // where the scratch and codec state lived
@@ -43,6 +43,12 @@ class UnpackTrace {
 
  protected:
   ~UnpackTrace() = default;
+};
+
+// For runs nobody times.
+class NoTrace final : public UnpackTrace {
+ public:
+  void phase(const char*, uint64_t) override {}
 };
 
 // `free` is usable RAM minus the loader's live data; the image itself is still inside it.

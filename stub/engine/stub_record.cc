@@ -1,0 +1,50 @@
+#include "stub_record.h"
+
+#include "kernel_headers.h"
+
+namespace kpack {
+namespace {
+
+constexpr uint64_t kMaxImageSize = 0xFFFFFFFFull;       // the setup header's sizes are 32-bit
+constexpr uint64_t kMaxKernelAlignment = 1ull << 30;    // the stub maps and places in 2 MiB..1 GiB steps
+
+}  // namespace
+
+// Runs in the stub before it relocates itself: no pointers in static data, nothing but arithmetic.
+StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset) {
+  if (__builtin_memcmp(info.magic, kStubInfoMagic, sizeof(info.magic)) != 0)
+    return fail("the kpack record after the stub has no magic", record_offset);
+  if (info.version != kStubInfoVersion) return fail("unknown kpack record version", info.version);
+  if (info.codec >= kCodecCount) return fail("unknown payload codec in the kpack record", info.codec);
+  uint64_t image_size = info.image_size, payload_offset = info.payload_offset, payload_size = info.payload_size;
+  uint64_t stub_end = record_offset + sizeof(StubInfo);
+  if (record_offset % kStubInfoAlign) return fail("the kpack record is misaligned", record_offset);
+  if (image_size > kMaxImageSize || image_size < stub_end)
+    return fail("the kpack record's image size does not cover the stub", image_size, stub_end);
+  if (payload_offset < stub_end) return fail("the kpack record's payload overlaps the stub", payload_offset, stub_end);
+  if (payload_size == 0 || payload_size > image_size - payload_offset || payload_offset > image_size)
+    return fail("the kpack record's payload lies outside the image", payload_offset, payload_size);
+  uint64_t alignment = info.kernel_alignment;
+  if (!is_power_of_two(alignment) || alignment < kMinKernelAlignment || alignment > kMaxKernelAlignment)
+    return fail("the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB", alignment);
+  if (info.min_kernel_address >= kHighestSegmentEnd)
+    return fail("the kpack record's lowest kernel address is above 4 GiB", info.min_kernel_address);
+  return StubStatus::success();
+}
+
+StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint64_t image_base,
+                              const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace,
+                              UnpackResult* result) {
+  KPACK_TRY(check_stub_record(info, record_offset));
+  UnpackRequest request;
+  request.codec = static_cast<Codec>(uint32_t{info.codec});
+  request.payload_addr = image_base + info.payload_offset;
+  request.payload_size = info.payload_size;
+  request.image = range_of(image_base, info.image_size);
+  if (request.image.empty() || request.payload_addr < image_base)
+    return fail("the image wraps around the address space", image_base, info.image_size);
+  request.min_kernel_address = info.min_kernel_address;
+  return unpack_kernel(request, free, memory, trace, result);
+}
+
+}  // namespace kpack

@@ -1,0 +1,14 @@
+// The one way the stub stops: an error line on COM1, then a halt with interrupts off. The kernel is
+// never entered after it. Safe before self-relocation (entry64.S checks the record that early).
+#pragma once
+
+#include "status.h"
+
+namespace kpack {
+
+[[noreturn]] void halt();
+
+// Prints "kpack: error: MESSAGE (A, B)" and "kpack: halted; the kernel was not started".
+[[noreturn]] void halt_with(StubStatus status);
+
+}  // namespace kpack
