@@ -34,4 +34,18 @@ using ul64 = Le<uint64_t>;
 
 static_assert(sizeof(ul64) == 8 && alignof(ul64) == 1);
 
+// The one way to read or write a little-endian integer at an arbitrary byte address.
+template <typename T>
+inline T load_le(const uint8_t* at) {
+  Le<T> value;
+  __builtin_memcpy(&value, at, sizeof(value));
+  return value;
+}
+
+template <typename T>
+inline void store_le(uint8_t* at, T value) {
+  Le<T> encoded(value);
+  __builtin_memcpy(at, &encoded, sizeof(encoded));
+}
+
 }  // namespace kpack

@@ -14,8 +14,10 @@
 #include "kernel_input.h"
 #include "layout.h"
 #include "synthetic_kernel.h"
+#include "bytes.h"
 
 using namespace kpack;
+using test::put;
 using kpack::test::SegmentSpec;
 using Bytes = std::vector<uint8_t>;
 
@@ -116,11 +118,6 @@ void unpack_seeds() {
   write_seed("fuzz_unpack", "raw-in-place", unpack_input(Codec::kRaw, 0x04 | 0x01, raw));
   write_seed("fuzz_unpack", "raw-moved", unpack_input(Codec::kRaw, 0x01, raw));
   write_seed("fuzz_unpack", "raw-compact", unpack_input(Codec::kRaw, 0x01, layout_compact(packed).bytes));
-}
-
-template <typename T>
-void put(Bytes& memory, uint64_t offset, const T& value) {
-  std::memcpy(memory.data() + offset, &value, sizeof(T));
 }
 
 // Low memory at 0x90000 as a loader leaves it: boot_params, the command line, two setup_data nodes.

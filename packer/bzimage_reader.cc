@@ -99,6 +99,10 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
                               std::to_string(file.size()) + "-byte file");
   const auto protected_mode = file.subspan(image.setup_size);
 
+  // A relocatable image is loaded at pref_address and may use init_size bytes from there (2.10+).
+  if (hdr.version >= 0x020A && hdr.pref_address > UINT64_MAX - hdr.init_size)
+    return error_in(name, "the setup header's pref_address " + hex(hdr.pref_address) + " plus its init_size " +
+                              hex(hdr.init_size) + " wraps around the address space");
   if (hdr.payload_length == 0) return error_in(name, "the setup header gives an empty payload");
   if (!fits(hdr.payload_offset, hdr.payload_length, protected_mode.size()))
     return error_in(name, "payload (offset " + hex(hdr.payload_offset) + ", " + std::to_string(hdr.payload_length) +

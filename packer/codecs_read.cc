@@ -15,6 +15,8 @@
 #include <memory>
 
 #include "codecs.h"
+#include "formats/elf64.h"
+#include "formats/frame_format.h"
 
 namespace kpack {
 
@@ -35,15 +37,7 @@ const char* stream_format_name(StreamFormat format) {
 
 namespace {
 
-constexpr uint8_t kGzipMagic[] = {0x1F, 0x8B};
-constexpr uint8_t kXzMagic[] = {0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00};
-constexpr uint8_t kLz4LegacyMagic[] = {0x02, 0x21, 0x4C, 0x18};
-constexpr uint8_t kLz4FrameMagic[] = {0x04, 0x22, 0x4D, 0x18};
-constexpr uint8_t kZstdMagic[] = {0x28, 0xB5, 0x2F, 0xFD};
-constexpr uint8_t kBzip2Magic[] = {'B', 'Z', 'h'};
-constexpr uint8_t kLzmaMagic[] = {0x5D, 0x00, 0x00};  // lc=3 lp=0 pb=2, then a small dictionary size
-constexpr uint8_t kLzoMagic[] = {0x89, 0x4C, 0x5A, 0x4F};
-constexpr uint8_t kElfMagic[] = {0x7F, 'E', 'L', 'F'};
+using namespace frame;
 
 // Legacy LZ4 (lz4 -l, as the kernel uses it) cuts the input into blocks of exactly this size.
 constexpr size_t kLz4LegacyBlockSize = 8 << 20;
@@ -51,10 +45,6 @@ constexpr size_t kLz4LegacyBlockSize = 8 << 20;
 template <size_t N>
 bool starts_with(std::span<const uint8_t> data, const uint8_t (&magic)[N]) {
   return data.size() >= N && std::memcmp(data.data(), magic, N) == 0;
-}
-
-uint32_t read_le32(const uint8_t* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
 std::string describe_size(uint64_t bytes) {
@@ -193,7 +183,7 @@ Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, cons
   size_t pos = sizeof(kLz4LegacyMagic);
   bool saw_short_block = false;
   while (in.size() - pos > kSizeField) {
-    const uint32_t block_size = read_le32(in.data() + pos);
+    const uint32_t block_size = load_le<uint32_t>(in.data() + pos);
     pos += kSizeField;
     if (std::memcmp(in.data() + pos - kSizeField, kLz4LegacyMagic, kSizeField) == 0) {
       saw_short_block = false;
@@ -294,7 +284,7 @@ std::optional<StreamFormat> detect_stream_format(std::span<const uint8_t> payloa
   if (starts_with(payload, kBzip2Magic)) return StreamFormat::kBzip2;
   if (starts_with(payload, kLzmaMagic)) return StreamFormat::kLzma;
   if (starts_with(payload, kLzoMagic)) return StreamFormat::kLzo;
-  if (starts_with(payload, kElfMagic)) return StreamFormat::kRaw;
+  if (starts_with(payload, elf::kMagic)) return StreamFormat::kRaw;
   return std::nullopt;
 }
 

@@ -2,13 +2,15 @@
 
 #include <atomic>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
 namespace kpack {
 
 Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
-                     std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress) {
+                     std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
+                     const FrameWriter& write_frame) {
   uint64_t total = 0;
   for (auto piece : pieces) total += piece.size();
 
@@ -23,8 +25,12 @@ Status append_frames(const CompressOptions& options, const std::vector<std::span
   uint64_t done = 0;
   auto worker = [&] {
     for (size_t i; (i = next++) < pieces.size();) {
-      Status status = append_frame(options, pieces[i], frames[i], name);
-      if (!status) errors[i] = status.error();
+      try {
+        Status status = write_frame(options, pieces[i], frames[i], name);
+        if (!status) errors[i] = status.error();
+      } catch (const std::bad_alloc&) {
+        errors[i] = error_in(name, "out of memory while compressing");
+      }
       std::lock_guard lock(progress_lock);
       done += pieces[i].size();
       if (progress) progress(done, total);

@@ -15,7 +15,13 @@ namespace kpack {
 // Called as frames finish, with the input bytes done so far and in all.
 using FrameProgress = std::function<void(uint64_t done, uint64_t total)>;
 
+// Writes one piece's frame; append_frame unless a test substitutes its own.
+using FrameWriter = std::function<Status(const CompressOptions&, std::span<const uint8_t>, std::vector<uint8_t>&,
+                                         const std::string&)>;
+
+// Running out of memory on a worker thread is an error like any other, not a terminate.
 Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
-                     std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress);
+                     std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
+                     const FrameWriter& write_frame = append_frame);
 
 }  // namespace kpack

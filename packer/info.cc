@@ -13,16 +13,21 @@ namespace kpack {
 Status print_info(const std::string& path, std::FILE* out) {
   Result<std::vector<uint8_t>> file = read_file(path);
   if (!file) return file.error();
-  Result<BzImage> image = read_bzimage(*file, path);
+  return print_image_info(*file, path, out);
+}
+
+Status print_image_info(std::span<const uint8_t> file, const std::string& path, std::FILE* out,
+                        const InfoLimits& limits) {
+  Result<BzImage> image = read_bzimage(file, path);
   if (!image) return image.error();
-  Result<KernelPayload> payload = extract_kernel(*image, *file, path);
+  Result<KernelPayload> payload = extract_kernel(*image, file, path, limits.max_decoded);
   if (!payload) return payload.error();
   Result<KernelHeaders> kernel = parse_vmlinux(payload->elf, path);
   if (!kernel) return kernel.error();
 
   const boot::SetupHeader& h = image->header;
   auto field = [&](const char* name, uint64_t value) { std::fprintf(out, "  %-20s 0x%" PRIx64 "\n", name, value); };
-  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image->kpack ? "kpack" : "stock", file->size());
+  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image->kpack ? "kpack" : "stock", file.size());
   std::fprintf(out, "setup header (boot protocol %u.%02u):\n", h.version >> 8, h.version & 0xFF);
   field("setup_sects", h.setup_sects);
   field("syssize", h.syssize);
@@ -57,7 +62,7 @@ Status print_info(const std::string& path, std::FILE* out) {
   }
   std::fprintf(out, "entry: 0x%" PRIx64 " (physical, %" PRIu64 " bytes into the kernel)\n", k.entry,
                k.entry - k.physical.begin);
-  print_placement_report(*image, *file, out);
+  print_placement_report(*image, file, out, limits.ram_size);
   return Ok{};
 }
 

@@ -13,14 +13,12 @@ namespace kpack {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-// The machine the boot tests use (QEMU -m 512M); its RAM is taken as one e820 entry from 1 MiB.
-constexpr uint64_t kRamSize = 512 * kMiB;
 
-// RAM at [0, kRamSize): calloc'd, so only the pages the engine touches cost host memory. Records
+// RAM at [0, size): calloc'd, so only the pages the engine touches cost host memory. Records
 // every range the engine asks to write, so the report can check it never wrote over the image.
 class SimulatedRam final : public PhysicalMemory {
  public:
-  SimulatedRam() : bytes_(static_cast<uint8_t*>(std::calloc(kRamSize, 1)), &std::free) {}
+  explicit SimulatedRam(uint64_t size) : size_(size), bytes_(static_cast<uint8_t*>(std::calloc(size, 1)), &std::free) {}
   bool ok() const { return bytes_ != nullptr; }
 
   const uint8_t* readable(uint64_t addr, uint64_t size) override { return at(addr, size); }
@@ -35,23 +33,25 @@ class SimulatedRam final : public PhysicalMemory {
 
  private:
   uint8_t* at(uint64_t addr, uint64_t size) {
-    if (addr > kRamSize || size > kRamSize - addr) return nullptr;
+    if (addr > size_ || size > size_ - addr) return nullptr;
     return bytes_.get() + addr;
   }
+  uint64_t size_;
   std::unique_ptr<uint8_t, decltype(&std::free)> bytes_;
 };
 
 // One load address: run the engine as the stub would and say what it did.
-void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t load, const char* label,
-                std::FILE* out) {
+void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ram_size, uint64_t load,
+                const char* label, std::FILE* out) {
   const StubInfo& info = *image.kpack;
   std::span<const uint8_t> protected_part = file.subspan(image.setup_size);
   std::fprintf(out, "  at 0x%08" PRIx64 " (%s): ", load, label);
-  if (load < kMiB || load > kRamSize || protected_part.size() > kRamSize - load) {
-    std::fprintf(out, "does not fit the simulated %" PRIu64 " MiB machine\n", kRamSize / kMiB);
+  // Overflow-safe: a crafted pref_address may lie anywhere up to 2^64.
+  if (load < kMiB || load > ram_size || protected_part.size() > ram_size - load) {
+    std::fprintf(out, "does not fit the simulated %" PRIu64 " MiB machine\n", ram_size / kMiB);
     return;
   }
-  SimulatedRam ram;
+  SimulatedRam ram(ram_size);
   if (!ram.ok()) {
     std::fprintf(out, "cannot allocate the simulated machine\n");
     return;
@@ -61,7 +61,7 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t lo
   FreeMemory free;
   UnpackResult result;
   NoTrace trace;
-  StubStatus status = free.add(Range{kMiB, kRamSize});
+  StubStatus status = free.add(Range{kMiB, ram_size});
   if (status.ok())
     status = unpack_from_record(info, image.kpack_record_offset, load, free, ram, trace, &result);
   if (!status.ok()) {
@@ -89,21 +89,21 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t lo
 
 }  // namespace
 
-void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out) {
+void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out, uint64_t ram_size) {
   if (!image.kpack) return;
   const boot::SetupHeader& h = image.header;
   uint64_t alignment = h.kernel_alignment ? uint64_t{h.kernel_alignment} : 2 * kMiB;
   std::fprintf(out, "placement (the stub's engine on a simulated %" PRIu64 " MiB machine, RAM from 1 MiB):\n",
-               kRamSize / kMiB);
-  report_one(image, file, kMiB, "1 MiB: QEMU -kernel, GRUB linux16, ISOLINUX", out);
+               ram_size / kMiB);
+  report_one(image, file, ram_size, kMiB, "1 MiB: QEMU -kernel, GRUB linux16, ISOLINUX", out);
   if (h.pref_address != kMiB)
-    report_one(image, file, h.pref_address, "pref_address", out);
+    report_one(image, file, ram_size, h.pref_address, "pref_address", out);
   else
     std::fprintf(out, "  at pref_address 0x%08" PRIx64 ": as at 1 MiB\n", uint64_t{h.pref_address});
-  report_one(image, file, 16 * kMiB, "16 MiB: kexec_file_load's lowest", out);
+  report_one(image, file, ram_size, 16 * kMiB, "16 MiB: kexec_file_load's lowest", out);
   // kexec-tools' bzImage64 loader takes the highest aligned hole that holds init_size.
-  uint64_t top = h.init_size < kRamSize ? (kRamSize - h.init_size) / alignment * alignment : 0;
-  report_one(image, file, top, "highest aligned fit of init_size: kexec-tools", out);
+  uint64_t top = h.init_size < ram_size ? (ram_size - h.init_size) / alignment * alignment : 0;
+  report_one(image, file, ram_size, top, "highest aligned fit of init_size: kexec-tools", out);
 }
 
 }  // namespace kpack

@@ -11,6 +11,10 @@
 namespace kpack {
 
 // `file` is the whole kpack image and `image` what read_bzimage made of it (image.kpack is set).
-void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out);
+// The machine the boot tests use (QEMU -m 512M); its RAM is taken as one e820 entry from 1 MiB.
+inline constexpr uint64_t kPlacementRamSize = 512ull << 20;
+
+void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out,
+                            uint64_t ram_size = kPlacementRamSize);
 
 }  // namespace kpack

@@ -11,25 +11,18 @@
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
 #include "real_kernel.h"
+#include "bytes.h"
 
 using namespace kpack;
+using test::append_le32;
+using test::put;
 
 namespace {
 
 constexpr uint32_t kStubBytes = 0x400;  // filler standing in for the decompressor before the payload
 constexpr uint32_t kRecordOffset = 0x100;  // where make_bzimage puts a kpack record
 
-void append_le32(std::vector<uint8_t>& out, uint32_t value) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <typename T>
-void put(std::vector<uint8_t>& out, size_t at, const T& value) {
-  if (out.size() < at + sizeof(T)) out.resize(at + sizeof(T));
-  std::memcpy(out.data() + at, &value, sizeof(T));
-}
 
 // A vmlinux-shaped ELF: one PT_LOAD, a PT_NOTE, a .bss that occupies no file space, and the section
 // headers last, so the file ends at shoff + 3 * 64.
@@ -434,8 +427,7 @@ TEST_CASE("[real kernel] Debian's stock bzImage: header, lz4 payload, ELF and re
   CHECK(kernel->relocs.size() % 4 == 0);
 
   // The last payload bytes are the kernel build's size_append: the decoded size.
-  const uint8_t* tail = file->data() + image->payload_offset + image->payload_size - 4;
-  const uint32_t appended = tail[0] | tail[1] << 8 | tail[2] << 16 | static_cast<uint32_t>(tail[3]) << 24;
+  const uint32_t appended = test::le32_at(*file, image->payload_offset + image->payload_size - 4);
   CHECK(appended == kernel->elf.size() + kernel->relocs.size());
   MESSAGE("setup " << image->setup_size << " B, payload " << image->payload_size << " B at " << image->payload_offset
                    << ", ELF " << kernel->elf.size() << " B, relocs " << kernel->relocs.size()

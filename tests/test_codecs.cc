@@ -10,8 +10,11 @@
 #include <cstring>
 
 #include "packer/codecs.h"
+#include "bytes.h"
 
 using namespace kpack;
+using test::append_le32;
+using test::le32_at;
 
 namespace {
 
@@ -38,14 +41,6 @@ std::vector<uint8_t> frame(Codec codec, std::span<const uint8_t> data, int level
   const Status status = append_frame({codec, level, threads}, data, out, "out.img");
   REQUIRE_MESSAGE(status.ok(), (status.ok() ? "" : status.error().message));
   return out;
-}
-
-void append_le32(std::vector<uint8_t>& out, uint32_t value) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
-
-uint32_t le32_at(std::span<const uint8_t> data, size_t at) {
-  return data[at] | data[at + 1] << 8 | data[at + 2] << 16 | static_cast<uint32_t>(data[at + 3]) << 24;
 }
 
 std::vector<uint8_t> concat(std::initializer_list<std::span<const uint8_t>> parts) {

@@ -11,6 +11,7 @@
 #include "kernel_version.h"
 #include "same_segment.h"
 #include "synthetic_kernel.h"
+#include "bytes.h"
 
 using namespace kpack;
 
@@ -31,13 +32,6 @@ std::vector<uint8_t> pack(const KernelInput& input, Codec codec) {
   return *image;
 }
 
-template <typename T>
-T at(const std::vector<uint8_t>& bytes, uint64_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));
-  return value;
-}
-
 }  // namespace
 
 TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
@@ -50,38 +44,38 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     uint8_t setup_sects = image[0x1F1];
     uint64_t setup_size = (setup_sects + 1) * 512ull;
     CHECK(setup_size == blobs.setup.size());
-    CHECK(at<uint16_t>(image, 0x1FE) == 0xAA55);
+    CHECK(test::get<uint16_t>(image, 0x1FE) == 0xAA55);
     CHECK(image[0x200] == 0xEB);
     CHECK(0x202 + image[0x201] == 0x26C);  // the jump lands right after the 2.15 header
     CHECK(std::memcmp(image.data() + 0x202, "HdrS", 4) == 0);
-    CHECK(at<uint16_t>(image, 0x206) == 0x020F);
+    CHECK(test::get<uint16_t>(image, 0x206) == 0x020F);
     CHECK(image[0x211] == 0x01);  // LOADED_HIGH only: no KASLR, no heap claims
-    CHECK(at<uint32_t>(image, 0x214) == 0x100000);
-    CHECK(at<uint32_t>(image, 0x230) == 0x200000);
+    CHECK(test::get<uint32_t>(image, 0x214) == 0x100000);
+    CHECK(test::get<uint32_t>(image, 0x230) == 0x200000);
     CHECK(image[0x234] == 1);
     CHECK(image[0x235] == 12);
     // XLF_KERNEL_64 and CAN_BE_LOADED_ABOVE_4G (the stub maps windows above 4 GiB), nothing untrue
-    CHECK(at<uint16_t>(image, 0x236) == 0x0003);
-    CHECK(at<uint32_t>(image, 0x238) == 2047);
-    CHECK(at<uint64_t>(image, 0x258) == 0x100000);
+    CHECK(test::get<uint16_t>(image, 0x236) == 0x0003);
+    CHECK(test::get<uint32_t>(image, 0x238) == 2047);
+    CHECK(test::get<uint64_t>(image, 0x258) == 0x100000);
     uint64_t protected_size = image.size() - setup_size;
-    CHECK(at<uint32_t>(image, 0x1F4) == (protected_size + 15) / 16);
-    uint32_t payload_offset = at<uint32_t>(image, 0x248);
-    uint32_t payload_length = at<uint32_t>(image, 0x24C);
+    CHECK(test::get<uint32_t>(image, 0x1F4) == (protected_size + 15) / 16);
+    uint32_t payload_offset = test::get<uint32_t>(image, 0x248);
+    uint32_t payload_length = test::get<uint32_t>(image, 0x24C);
     CHECK(payload_offset % 4096 == 0);
     CHECK(payload_offset + uint64_t{payload_length} == protected_size);
-    CHECK(at<uint32_t>(image, 0x260) >= protected_size);
-    CHECK(at<uint32_t>(image, 0x260) % 4096 == 0);
+    CHECK(test::get<uint32_t>(image, 0x260) >= protected_size);
+    CHECK(test::get<uint32_t>(image, 0x260) % 4096 == 0);
     // The setup code itself is untouched around the header.
     CHECK(std::memcmp(image.data() + 0x26C, blobs.setup.data() + 0x26C, setup_size - 0x26C) == 0);
     CHECK(std::memcmp(image.data() + setup_size, blobs.stub.data(), blobs.stub.size()) == 0);
 
     // kernel_info and the kpack record right after the stub.
-    uint32_t kernel_info = at<uint32_t>(image, 0x268);
+    uint32_t kernel_info = test::get<uint32_t>(image, 0x268);
     CHECK(kernel_info == blobs.stub.size() + sizeof(StubInfo));
     CHECK(std::memcmp(image.data() + setup_size + kernel_info, "LToP", 4) == 0);
-    CHECK(at<uint32_t>(image, setup_size + kernel_info + 4) == 16);
-    StubInfo info = at<StubInfo>(image, setup_size + blobs.stub.size());
+    CHECK(test::get<uint32_t>(image, setup_size + kernel_info + 4) == 16);
+    StubInfo info = test::get<StubInfo>(image, setup_size + blobs.stub.size());
     CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
     CHECK(info.version == 1);
     CHECK(info.codec == static_cast<uint32_t>(codec));
@@ -103,7 +97,7 @@ TEST_CASE("payloads start with the codec's standard frame magic") {
   };
   for (const auto& [codec, magic] : magics) {
     std::vector<uint8_t> image = pack(input, codec);
-    uint64_t payload = (image[0x1F1] + 1) * 512ull + at<uint32_t>(image, 0x248);
+    uint64_t payload = (image[0x1F1] + 1) * 512ull + test::get<uint32_t>(image, 0x248);
     CHECK(std::equal(magic.begin(), magic.end(), image.begin() + payload));
   }
 }
@@ -185,7 +179,7 @@ TEST_CASE("the kernel's version string goes where the header's kernel_version po
   CHECK(*loaded.version == "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
 
   std::vector<uint8_t> image = pack(loaded, Codec::kLz4);
-  uint16_t kernel_version = at<uint16_t>(image, 0x20E);
+  uint16_t kernel_version = test::get<uint16_t>(image, 0x20E);
   CHECK(kernel_version == built_in_blobs().setup.size() - 0x200);
   CHECK(image[0x1F1] == built_in_blobs().setup.size() / 512);  // one more sector for the string
   CHECK(std::string(reinterpret_cast<const char*>(image.data() + 0x200 + kernel_version)) ==

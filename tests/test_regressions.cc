@@ -2,12 +2,21 @@
 // Each case names the function that was fixed and rebuilds the smallest input that showed it.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <new>
 
 #include "boot_environment.h"
+#include "bytes.h"
+#include "bzimage_reader.h"
+#include "frame_decoder.h"
+#include "frames.h"
 #include "image_writer.h"
+#include "info.h"
 #include "kernel_input.h"
 #include "layout.h"
+#include "placement_report.h"
 #include "simulated_memory.h"
 #include "synthetic_kernel.h"
 
@@ -57,4 +66,100 @@ TEST_CASE("regression: two bss-only segments at one file offset survive both lay
     CHECK(again.physical.begin == 0x1000000);
     CHECK(again.physical.end == 0x1202000);
   }
+}
+
+namespace {
+
+// A kpack image of a small synthetic kernel, and `kpack info`'s text for it (or its error).
+std::vector<uint8_t> packed_image() {
+  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), "test");
+  REQUIRE(input.ok());
+  PackOptions options;
+  options.compress = {Codec::kLz4, 1, 1};
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), "out.img");
+  REQUIRE(image.ok());
+  return *image;
+}
+
+std::string info_of(const std::vector<uint8_t>& image) {
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  REQUIRE(out);
+  Status status = print_image_info(image, "out.img", out);
+  std::fclose(out);
+  std::string printed(text, size);
+  std::free(text);
+  return status.ok() ? printed : "error: " + status.error().message;
+}
+
+uint64_t record_offset_in_file(const std::vector<uint8_t>& image) {
+  uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+  return setup_size + stub_record_offset(test::le32_at(image, 0x268));
+}
+
+}  // namespace
+
+// packer/placement_report.cc, report_one: `load + size > kRamSize` wrapped for a pref_address near
+// 2^64, and the report memcpy'd the image far outside its simulated RAM (SIGSEGV). The header is
+// now refused (bzimage_reader.cc), and the report's bound is overflow-safe for any load address.
+TEST_CASE("regression: a pref_address near 2^64 is an error, and the placement report cannot wrap") {
+  std::vector<uint8_t> image = packed_image();
+  store_le<uint64_t>(image.data() + 0x258, 0xFFFFFFFFFFE00000ull);
+  CHECK(info_of(image) ==
+        "error: out.img: the setup header's pref_address 0xffffffffffe00000 plus its init_size " +
+            test::hex_string(test::le32_at(image, 0x260)) + " wraps around the address space");
+
+  Result<BzImage> read = read_bzimage(packed_image(), "out.img");
+  REQUIRE(read.ok());
+  read->header.pref_address = 0xFFFFFFFFFFE00000ull;  // as if the header check were bypassed
+  std::vector<uint8_t> file = packed_image();
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_placement_report(*read, file, out);
+  std::fclose(out);
+  std::string report(text, size);
+  std::free(text);
+  CHECK(report.find("at 0xffffffffffe00000 (pref_address): does not fit the simulated 512 MiB machine") !=
+        std::string::npos);
+}
+
+// packer/placement_report.cc: `result.base % info.kernel_alignment` divided by zero (SIGFPE) for a
+// record with kernel_alignment 0. The record is now checked as the stub checks it, before use.
+TEST_CASE("regression: a kpack record with kernel_alignment 0 is an error, not SIGFPE") {
+  std::vector<uint8_t> image = packed_image();
+  store_le<uint64_t>(image.data() + record_offset_in_file(image) + offsetof(StubInfo, kernel_alignment), 0);
+  CHECK(info_of(image).starts_with(
+      "error: out.img: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0)"));
+}
+
+// stub/engine/frame_decoder.cc, decode_lz4: linked blocks were given the whole region written so
+// far, clamped to 2 GiB, as their history: past 2 GiB the "prefix" no longer ended at the block.
+// The history is now the last 64 KiB before the block, wherever that is.
+TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, also past 2 GiB") {
+  const auto* region = reinterpret_cast<const uint8_t*>(0x100000);  // never dereferenced
+  Lz4History far = lz4_history(region, 3ull << 30);
+  CHECK(far.begin == region + (3ull << 30) - 0x10000);
+  CHECK(far.size == 0x10000);
+  Lz4History near = lz4_history(region, 100);
+  CHECK(near.begin == region);
+  CHECK(near.size == 100);
+  CHECK(lz4_history(region, 0).size == 0);
+}
+
+// packer/frames.cc, append_frames: std::bad_alloc on a compression worker escaped the thread and
+// called std::terminate (SIGABRT) instead of the one-line error the main thread gives.
+TEST_CASE("regression: running out of memory on a compression worker is an error") {
+  std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3), out;
+  std::vector<std::span<const uint8_t>> pieces{a, b, c};
+  FrameWriter failing = [](const CompressOptions&, std::span<const uint8_t> piece, std::vector<uint8_t>& frame,
+                           const std::string&) -> Status {
+    if (piece[0] == 2) throw std::bad_alloc();
+    frame.assign(piece.begin(), piece.end());
+    return Ok{};
+  };
+  Status status = append_frames({Codec::kLz4, 1, 3}, pieces, out, "out.img", nullptr, failing);
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.error().message == "out.img: out of memory while compressing");
 }

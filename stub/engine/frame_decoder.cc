@@ -1,26 +1,26 @@
 #include "frame_decoder.h"
 
 #include "codec_config.h"
+#include "formats/frame_format.h"
+#include "formats/le.h"
 
 namespace kpack {
 namespace {
 
-uint32_t load_u32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24; }
-uint64_t load_u64(const uint8_t* p) { return load_u32(p) | uint64_t{load_u32(p + 4)} << 32; }
 
 voidpf zlib_alloc(voidpf opaque, uInt items, uInt size) {
   return static_cast<Arena*>(opaque)->allocate(uint64_t{items} * size);
 }
 void zlib_free(voidpf, voidpf) {}
 
-// LZ4 frame format (lz4_Frame_format.md): the descriptor's bits.
-constexpr uint32_t kLz4FrameMagic = 0x184D2204;
-constexpr uint8_t kLz4VersionMask = 0xC0, kLz4Version = 0x40;
-constexpr uint8_t kLz4BlockIndependent = 0x20, kLz4BlockChecksum = 0x10, kLz4ContentSize = 0x08;
-constexpr uint8_t kLz4ContentChecksum = 0x04, kLz4Reserved = 0x02, kLz4DictId = 0x01;
-constexpr uint32_t kLz4Uncompressed = 0x80000000u;
+using namespace frame;
 
 }  // namespace
+
+Lz4History lz4_history(const uint8_t* region, uint64_t written) {
+  uint64_t size = written < kLz4HistorySize ? written : kLz4HistorySize;
+  return Lz4History{region + written - size, size};
+}
 
 StubStatus FrameDecoder::init(Codec codec, Arena& arena) {
   codec_ = codec;
@@ -79,10 +79,11 @@ StubStatus FrameDecoder::decode_gzip(const uint8_t* src, uint64_t available, uin
 
 StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
                                     uint64_t* consumed, uint64_t* produced) {
-  if (available < 7 || load_u32(src) != kLz4FrameMagic) return fail("not an LZ4 frame");
+  if (available < 7 || __builtin_memcmp(src, kLz4FrameMagic, sizeof(kLz4FrameMagic)) != 0)
+    return fail("not an LZ4 frame");
   uint8_t flags = src[4], block_descriptor = src[5];
   if ((flags & kLz4VersionMask) != kLz4Version || (flags & (kLz4Reserved | kLz4DictId)) ||
-      (block_descriptor & 0x8F))
+      (block_descriptor & kLz4BlockDescriptorReserved))
     return fail("unsupported LZ4 frame descriptor", flags, block_descriptor);
   // The packer always records the content checksum: without it the kernel could not be verified.
   if (!(flags & kLz4ContentChecksum)) return fail("LZ4 frame has no content checksum");
@@ -92,7 +93,7 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
   uint64_t at = 6;
   if (flags & kLz4ContentSize) {
     if (available < at + 9) return fail("LZ4 frame truncated");
-    if (load_u64(src + at) > capacity) return fail("LZ4 frame larger than its region", load_u64(src + at), capacity);
+    if (load_le<uint64_t>(src + at) > capacity) return fail("LZ4 frame larger than its region", load_le<uint64_t>(src + at), capacity);
     at += 8;
   }
   if (((LZ4_XXH32(src + 4, at - 4, 0) >> 8) & 0xFF) != src[at]) return fail("LZ4 frame descriptor checksum mismatch");
@@ -101,7 +102,7 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
   uint64_t written = 0;
   for (;;) {
     if (available - at < 4) return fail("LZ4 frame truncated");
-    uint32_t block = load_u32(src + at);
+    uint32_t block = load_le<uint32_t>(src + at);
     at += 4;
     if (block == 0) break;
     uint64_t size = block & ~kLz4Uncompressed;
@@ -113,27 +114,27 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
       __builtin_memcpy(dst + written, src + at, size);
       written += size;
     } else {
-      // Linked blocks refer back into everything already written to this region, which is still
-      // in place right before dst + written: the prefix form of the dictionary API.
-      bool linked = !(flags & kLz4BlockIndependent);
+      // Linked blocks refer back into what this region already holds, still in place right
+      // before dst + written: the prefix form of the dictionary API.
+      Lz4History history = (flags & kLz4BlockIndependent) ? Lz4History{dst + written, 0} : lz4_history(dst, written);
       int n = LZ4_decompress_safe_usingDict(reinterpret_cast<const char*>(src + at),
                                             reinterpret_cast<char*>(dst + written), static_cast<int>(size),
-                                            static_cast<int>(room), reinterpret_cast<const char*>(dst),
-                                            linked ? static_cast<int>(written > 0x7FFFFFFF ? 0x7FFFFFFF : written) : 0);
+                                            static_cast<int>(room), reinterpret_cast<const char*>(history.begin),
+                                            static_cast<int>(history.size));
       if (n < 0) return fail("corrupt LZ4 block", at);
       written += static_cast<uint64_t>(n);
     }
     at += size;
     if (flags & kLz4BlockChecksum) {
       if (available - at < 4) return fail("LZ4 frame truncated");
-      if (LZ4_XXH32(src + at - size, size, 0) != load_u32(src + at)) return fail("LZ4 block checksum mismatch");
+      if (LZ4_XXH32(src + at - size, size, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 block checksum mismatch");
       at += 4;
     }
   }
   if (available - at < 4) return fail("LZ4 frame truncated");
-  if (LZ4_XXH32(dst, written, 0) != load_u32(src + at)) return fail("LZ4 content checksum mismatch");
+  if (LZ4_XXH32(dst, written, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 content checksum mismatch");
   at += 4;
-  if ((flags & kLz4ContentSize) && load_u64(src + 6) != written) return fail("LZ4 frame size mismatch", written);
+  if ((flags & kLz4ContentSize) && load_le<uint64_t>(src + 6) != written) return fail("LZ4 frame size mismatch", written);
   *consumed = at;
   *produced = written;
   return StubStatus::success();

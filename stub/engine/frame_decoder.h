@@ -14,6 +14,13 @@ struct z_stream_s;
 
 namespace kpack {
 
+// What a linked LZ4 block may refer back to: the last 64 KiB (or fewer) written before it.
+struct Lz4History {
+  const uint8_t* begin;
+  uint64_t size;
+};
+Lz4History lz4_history(const uint8_t* region, uint64_t written);
+
 class FrameDecoder {
  public:
   // Takes the codec state from `arena`.

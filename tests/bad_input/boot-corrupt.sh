@@ -8,6 +8,9 @@
 #                    segment's frame, after the headers were read and the kernel placed, so the
 #                    frame checksum (or the decoder) catches it mid-unpack
 #   raw              the ELF magic at the start of the payload overwritten: caught before any write
+#   record-magic     (lz4) the kpack record's magic overwritten: caught before the stub maps or
+#                    relocates anything
+#   record-image-size  (lz4) the record's image_size shrunk below the stub's own end
 #
 # Needs BUILD_DIR/boot/kernel-6.1.path and BUILD_DIR/boot/initramfs.cpio.gz (the boot.fetch test).
 set -euo pipefail
@@ -21,15 +24,28 @@ vmlinuz=$(cat "$pathfile")
 image=$dir/bad-input-$mode.bzImage
 log=$dir/bad-input-$mode.serial.log
 
+codec=$mode expect='kpack: error'
+case $mode in
+    record-magic) codec=lz4 expect='kpack: error: the kpack record after the stub has no magic' ;;
+    record-image-size) codec=lz4 expect="kpack: error: the kpack record's image size does not cover the stub" ;;
+esac
 level=(--level 1)  # the content does not matter here, only that it is damaged: pack fast
-[[ $mode == raw ]] && level=()
-"$kpack" "--$mode" "${level[@]}" "$vmlinuz" -o "$image"
+[[ $codec == raw ]] && level=()
+"$kpack" "--$codec" "${level[@]}" "$vmlinuz" -o "$image"
 
 read -r offset length < <(python3 -c 'import struct,sys
 d=open(sys.argv[1],"rb").read(0x260)
 off,length=struct.unpack_from("<II",d,0x248)
 print(((d[0x1F1] or 4)+1)*512+off, length)' "$image")
-if [[ $mode == raw ]]; then
+# The record sits right before kernel_info (formats/kpack_image.h); image_size is its 5th field.
+record=$(python3 -c 'import struct,sys
+d=open(sys.argv[1],"rb").read(0x270)
+print(((d[0x1F1] or 4)+1)*512+struct.unpack_from("<I",d,0x268)[0]-56)' "$image")
+if [[ $mode == record-magic ]]; then
+    printf 'NOPE' | dd of="$image" bs=1 seek="$record" conv=notrunc status=none
+elif [[ $mode == record-image-size ]]; then
+    printf '\x00\x10\x00\x00\x00\x00\x00\x00' | dd of="$image" bs=1 seek=$((record + 32)) conv=notrunc status=none
+elif [[ $mode == raw ]]; then
     printf 'NOPE' | dd of="$image" bs=1 seek="$offset" conv=notrunc status=none
 else
     head -c 64 /dev/zero | tr '\0' '\336' | dd of="$image" bs=1 seek=$((offset + length / 3)) conv=notrunc status=none
@@ -37,7 +53,7 @@ fi
 echo "boot-corrupt: $mode image, payload at $offset ($length bytes), damaged; booting"
 
 status=0
-"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail 'kpack: error' "$image" "$dir/initramfs.cpio.gz" || status=$?
+"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail "$expect" "$image" "$dir/initramfs.cpio.gz" || status=$?
 [[ $status -eq 0 ]] || exit $status
 grep -a 'kpack: ' "$log" || true
 if grep -aq 'Linux version' "$log"; then

@@ -127,6 +127,34 @@ bad_images() {
     done
 }
 bad_images kpack "$work/good.img" middle
+
+# --- Crafted headers and kpack records: info, extract and repacking all refuse them with one line.
+# patch_image TAG FIELD VALUE: a copy of good.img with one field set ("pref_address" in the setup
+# header, or a StubInfo field of the kpack record, which sits right before kernel_info).
+patch_image() {
+    python3 - "$work/good.img" "$work/$1.img" "$2" "$3" <<'PY'
+import struct, sys
+src, dst, field, value = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 0)
+d = bytearray(open(src, "rb").read())
+setup = ((d[0x1F1] or 4) + 1) * 512
+record = setup + struct.unpack_from("<I", d, 0x268)[0] - 56
+at = {"pref_address": (0x258, "<Q"), "magic": (record, "<Q"), "image_size": (record + 32, "<Q"),
+      "kernel_alignment": (record + 48, "<Q"), "codec": (record + 12, "<I")}[field]
+struct.pack_into(at[1], d, at[0], value)
+open(dst, "wb").write(d)
+PY
+}
+crafted() {  # crafted TAG REGEX FIELD VALUE
+    local tag=$1 regex=$2 file=$work/$1.img
+    patch_image "$tag" "$3" "$4"
+    expect_failure "$tag (info)" "$regex" "$file" "$out" -- info "$file"
+    expect_failure "$tag (extract)" "$regex" "$file" "$out" -- extract "$file" -o "$out"
+    expect_failure "$tag (repack)" "$regex" "$file" "$out" -- --lz4 "$file" -o "$out"
+}
+crafted pref-address-near-2-pow-64 "pref_address" pref_address 0xFFFFFFFFFFE00000
+crafted record-kernel-alignment-0 "kernel alignment" kernel_alignment 0
+crafted record-image-size-too-small "image size does not cover the stub" image_size 0x40
+crafted record-unknown-codec "unknown payload codec" codec 9
 if [[ -n $stock && -s $stock ]]; then
     # Debian's payload is legacy LZ4, which has no checksum: bytes changed inside a block can
     # decode to a different kernel without any error (the kernel's own decompressor would not
