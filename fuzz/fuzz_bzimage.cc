@@ -1,20 +1,25 @@
-// fuzz_bzimage: the packer's reading side on arbitrary files — the boot-protocol header, the
-// payload's stream decoders (gzip, xz, lz4 legacy and frame, zstd, raw) and the ELF extent that
-// splits the payload. Inputs that are not bzImages go straight to the stream decoders, so those
-// are fuzzed without the fuzzer first having to build a valid header around them.
+// fuzz_bzimage: the whole of `kpack info` on arbitrary files — the boot-protocol header, the kpack
+// record (checked as the stub checks it), the payload's stream decoders (gzip, xz, lz4 legacy and
+// frame, zstd, raw), the ELF extent that splits the payload, and the placement report, which runs
+// the stub's engine on a simulated machine. Inputs that are not bzImages go straight to the stream
+// decoders, so those are fuzzed without the fuzzer first having to build a valid header around them.
+#include <cstdio>
 #include <span>
 #include <string>
 
 #include "bzimage_reader.h"
 #include "codecs.h"
 #include "fuzz_check.h"
+#include "info.h"
 
 using namespace kpack;
 
 namespace {
 
-// A payload may claim up to 1 GiB; runs stay fast (and under -rss_limit_mb) with a lower cap.
-constexpr uint64_t kMaxDecoded = 16 << 20;
+// A payload may claim up to 1 GiB and the report simulates 512 MiB; runs stay fast with less of
+// both (the seeds' kernels are a few hundred KiB).
+constexpr uint64_t kMaxDecoded = 4 << 20;
+constexpr InfoLimits kLimits{kMaxDecoded, 64 << 20};
 const std::string kName = "fuzz.img";
 
 // Every error is one line that starts with the file's name.
@@ -28,6 +33,21 @@ void check_split(const Result<KernelPayload>& payload) {
   Result<uint64_t> extent = elf_file_extent(payload.value().elf, kName);
   FUZZ_CHECK(extent.ok() && *extent == payload.value().elf.size());
   FUZZ_CHECK(payload.value().elf.size() + payload.value().relocs.size() <= kMaxDecoded);
+}
+
+// The report's text goes nowhere; what matters is that producing it never crashes, and that it
+// never claims the engine wrote over the live image or put the kernel somewhere unacceptable.
+void check_info(std::span<const uint8_t> file) {
+  static char text[1 << 16];
+  std::FILE* out = fmemopen(text, sizeof(text), "w");
+  FUZZ_CHECK(out != nullptr);
+  Status status = print_image_info(file, kName, out, kLimits);
+  long length = std::ftell(out);
+  std::fclose(out);
+  if (!status) return check_message(status.error());
+  std::string printed(text, length > 0 ? static_cast<size_t>(length) : 0);
+  FUZZ_CHECK(printed.find("WROTE OVER THE LIVE IMAGE") == std::string::npos);
+  FUZZ_CHECK(printed.find("KERNEL ADDRESS NOT ACCEPTABLE") == std::string::npos);
 }
 
 }  // namespace
@@ -51,5 +71,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(image->setup_size < size && image->payload_offset >= image->setup_size);
   if (image->kpack) FUZZ_CHECK(uint32_t{image->kpack->codec} < kCodecCount);
   check_split(extract_kernel(*image, file, kName, kMaxDecoded));
+  check_info(file);
   return 0;
 }

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # fuzz/run.sh [SECONDS] — build the fuzzers (clang, libFuzzer, ASan, UBSan) in build-fuzz/ and run
-# each for SECONDS (default 60), one after another. Fails on the first crash, leak, timeout or
-# out-of-memory, leaving the input that caused it in build-fuzz/artifacts/. Prints each target's
-# exec/s and total executions.
+# each for SECONDS (default 60), one after another (what CI does).
+# fuzz/run.sh --long [SECONDS] — the long campaign: every target at once, each for SECONDS
+# (default 3600), sharing the machine's cores; fuzz/README.md has the figures of one such hour.
+#
+# Fails on the first crash, leak, timeout or out-of-memory, leaving the input that caused it in
+# build-fuzz/artifacts/. Prints each target's exec/s and total executions.
 #
 # The committed seeds (fuzz/corpus/<target>) are read, never written: what a run discovers goes to
 # build-fuzz/corpus/<target>, which later runs start from as well.
 set -euo pipefail
 
-seconds=${1:-60}
+long=false
+if [[ ${1:-} == --long ]]; then
+    long=true
+    shift
+fi
+seconds=${1:-$($long && echo 3600 || echo 60)}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 build=build-fuzz
@@ -20,22 +28,46 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPACK_FUZZ=ON \
 cmake --build "$build" -j2 --target "${targets[@]}"
 
 mkdir -p "$build/artifacts"
-summary=()
-for t in "${targets[@]}"; do
+# run_target T: one libFuzzer run of T for $seconds, its log in build-fuzz/artifacts/T.log.
+run_target() {
+    local t=$1
     mkdir -p "$build/corpus/$t"
-    log=$build/artifacts/$t.log
-    echo "fuzz/run.sh: $t for ${seconds}s" >&2
-    status=0
     # -timeout: one input running 10 s is a hang; -rss_limit_mb: 2 GiB is an out-of-memory bug.
     "$build/fuzz/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-        -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 || status=$?
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-    if [[ $status -ne 0 ]]; then
+        -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "fuzz/corpus/$t" >"$build/artifacts/$t.log" 2>&1
+}
+
+declare -A status
+if $long; then
+    echo "fuzz/run.sh: ${targets[*]} at once, ${seconds}s each" >&2
+    declare -A pids
+    for t in "${targets[@]}"; do
+        run_target "$t" &
+        pids[$t]=$!
+    done
+    for t in "${targets[@]}"; do
+        status[$t]=0
+        wait "${pids[$t]}" || status[$t]=$?
+    done
+else
+    for t in "${targets[@]}"; do
+        echo "fuzz/run.sh: $t for ${seconds}s" >&2
+        status[$t]=0
+        run_target "$t" || status[$t]=$?
+        [[ ${status[$t]} -eq 0 ]] || break
+    done
+fi
+
+summary=()
+for t in "${targets[@]}"; do
+    log=$build/artifacts/$t.log
+    if [[ ${status[$t]:-0} -ne 0 ]]; then
         tail -n 40 "$log" >&2
-        echo "fuzz/run.sh: $t FAILED (exit $status); reproduce with: $build/fuzz/$t $build/artifacts/$t-<crash file>" >&2
+        echo "fuzz/run.sh: $t FAILED (exit ${status[$t]}); reproduce with: $build/fuzz/$t $build/artifacts/$t-<crash file>" >&2
         exit 1
     fi
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
     summary+=("$(printf '%-14s %8s exec/s %10s execs' "$t" "${rate:-?}" "${execs:-?}")")
 done
 echo "fuzz/run.sh: no crashes in ${seconds}s per target:"

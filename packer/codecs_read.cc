@@ -67,7 +67,7 @@ class Sink {
     const uint64_t hard_end = max_output_ + 1;
     if (filled_ >= hard_end) return {};
     if (filled_ == buffer_.size()) {
-      const uint64_t grown = std::max<uint64_t>(buffer_.size() * 2, 1 << 20);
+      const uint64_t grown = std::max<uint64_t>(buffer_.size() * 2, 64 << 10);
       buffer_.resize(static_cast<size_t>(std::min(grown, hard_end)));
     }
     return {buffer_.data() + filled_, buffer_.size() - filled_};
@@ -179,7 +179,10 @@ Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, cons
                                                Sink& sink) {
   constexpr size_t kSizeField = 4;
   const size_t max_block = static_cast<size_t>(LZ4_compressBound(kLz4LegacyBlockSize));
-  std::vector<uint8_t> block(kLz4LegacyBlockSize);
+  // A block holds up to 8 MiB; a smaller limit needs no more room than one byte past it.
+  // Not zero-filled: the decoder writes what is read back.
+  const size_t block_capacity = static_cast<size_t>(std::min<uint64_t>(kLz4LegacyBlockSize, problems.max_output + 1));
+  std::unique_ptr<uint8_t[]> block(new uint8_t[block_capacity]);
   size_t pos = sizeof(kLz4LegacyMagic);
   bool saw_short_block = false;
   while (in.size() - pos > kSizeField) {
@@ -196,8 +199,14 @@ Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, cons
                               std::to_string(pos - kSizeField));
     if (block_size > in.size() - pos) return problems.truncated();
     const int decoded = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data() + pos),
-                                            reinterpret_cast<char*>(block.data()), static_cast<int>(block_size),
-                                            static_cast<int>(block.size()));
+                                            reinterpret_cast<char*>(block.get()), static_cast<int>(block_size),
+                                            static_cast<int>(block_capacity));
+    if (decoded < 0 && block_capacity < kLz4LegacyBlockSize &&
+        LZ4_decompress_safe_partial(reinterpret_cast<const char*>(in.data() + pos),
+                                    reinterpret_cast<char*>(block.get()), static_cast<int>(block_size),
+                                    static_cast<int>(block_capacity), static_cast<int>(block_capacity)) ==
+            static_cast<int>(block_capacity))
+      return problems.too_big();
     if (decoded < 0) return problems.corrupt("block at offset " + std::to_string(pos - kSizeField) + " does not decode");
     pos += block_size;
     saw_short_block = static_cast<size_t>(decoded) < kLz4LegacyBlockSize;
@@ -206,7 +215,7 @@ Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, cons
       const std::span<uint8_t> room = sink.room();
       if (room.empty()) return problems.too_big();
       const size_t n = std::min(room.size(), static_cast<size_t>(decoded) - copied);
-      std::memcpy(room.data(), block.data() + copied, n);
+      std::memcpy(room.data(), block.get() + copied, n);
       sink.commit(n);
       copied += n;
     }

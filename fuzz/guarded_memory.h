@@ -1,0 +1,158 @@
+// Physical memory for fuzz_unpack, fast enough to rebuild for every input: one mapping for the
+// whole process, filled with a canary and kept read-only except the pages of ranges the engine was
+// granted. A write anywhere else faults at once (ASan reports the SEGV with the writer's stack);
+// a write beyond a granted range but on one of its pages is found by clean(), which compares only
+// those pages. Between runs only the pages the last run touched are restored.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fuzz_check.h"
+#include "physical_memory.h"
+#include "range.h"
+
+namespace kpack::fuzz {
+
+class GuardedMemory final : public PhysicalMemory {
+ public:
+  static constexpr uint8_t kCanary = 0xA5;
+  static constexpr uint64_t kPage = 4096;
+
+  GuardedMemory(uint64_t base, uint64_t capacity) : base_(base), capacity_(capacity) {
+    void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    FUZZ_CHECK(p != MAP_FAILED);
+    bytes_ = static_cast<uint8_t*>(p);
+    std::memset(bytes_, kCanary, capacity);
+    FUZZ_CHECK(mprotect(bytes_, capacity_, PROT_READ) == 0);
+    writable_page_.assign(capacity / kPage, false);
+  }
+
+  // A new machine of `size` bytes from `base`: every page the last run touched holds the canary
+  // again, and all of it is read-only.
+  void start(uint64_t size) {
+    FUZZ_CHECK(size <= capacity_ && size % kPage == 0);
+    FUZZ_CHECK(mprotect(bytes_, capacity_, PROT_READ | PROT_WRITE) == 0);
+    for (uint64_t page : dirty_pages_) std::memset(bytes_ + page * kPage, kCanary, kPage);
+    for (Range r : loaded_) std::memset(bytes_ + (r.begin - base_), kCanary, r.size());
+    FUZZ_CHECK(mprotect(bytes_, capacity_, PROT_READ) == 0);
+    for (uint64_t page : dirty_pages_) writable_page_[page] = false;
+    dirty_pages_.clear();
+    loaded_.clear();
+    granted_.clear();
+    protected_.clear();
+    violations_.clear();
+    size_ = size;
+  }
+
+  // Setup: bytes in memory that do not count as the engine's writes.
+  void load(uint64_t addr, std::span<const uint8_t> data) {
+    FUZZ_CHECK(inside(addr, data.size()));
+    Range pages = page_range(addr, data.size());
+    FUZZ_CHECK(mprotect(at(pages.begin), pages.size(), PROT_READ | PROT_WRITE) == 0);
+    std::memcpy(at(addr), data.data(), data.size());
+    FUZZ_CHECK(mprotect(at(pages.begin), pages.size(), PROT_READ) == 0);
+    loaded_.push_back(range_of(addr, data.size()));
+    loaded_bytes_.assign(data.begin(), data.end());
+  }
+  // Ranges the engine must never be granted (the stub, boot_params, the initrd, ...).
+  void protect(Range r) { protected_.push_back(r); }
+
+  const uint8_t* readable(uint64_t addr, uint64_t size) override { return inside(addr, size) ? at(addr) : nullptr; }
+
+  uint8_t* writable(uint64_t addr, uint64_t size) override {
+    if (!inside(addr, size)) {
+      violations_.push_back("write outside RAM at " + std::to_string(addr));
+      return nullptr;
+    }
+    Range wanted = range_of(addr, size);
+    for (Range r : protected_)
+      if (r.overlaps(wanted)) violations_.push_back("write over a protected range at " + std::to_string(addr));
+    granted_.push_back(wanted);
+    if (size) {
+      Range pages = page_range(addr, size);
+      FUZZ_CHECK(mprotect(at(pages.begin), pages.size(), PROT_READ | PROT_WRITE) == 0);
+      for (uint64_t a = pages.begin; a < pages.end; a += kPage) {
+        uint64_t page = (a - base_) / kPage;
+        if (!writable_page_[page]) dirty_pages_.push_back(page);
+        writable_page_[page] = true;
+      }
+    }
+    return at(addr);
+  }
+
+  // True when every byte of a writable page outside the granted ranges holds what it held before
+  // the run (the canary, or what load() put there). Read-only pages cannot have changed.
+  bool clean() const {
+    std::vector<Range> granted = granted_;
+    std::sort(granted.begin(), granted.end(), [](Range a, Range b) { return a.begin < b.begin; });
+    for (uint64_t page : dirty_pages_) {
+      uint64_t begin = base_ + page * kPage, end = begin + kPage;
+      for (uint64_t a = begin; a < end;) {
+        auto covering = std::find_if(granted.begin(), granted.end(), [&](Range g) { return g.begin <= a && a < g.end; });
+        if (covering != granted.end()) {
+          a = covering->end;
+          continue;
+        }
+        auto next = std::find_if(granted.begin(), granted.end(), [&](Range g) { return g.begin > a; });
+        uint64_t stop = std::min(end, next == granted.end() ? end : next->begin);
+        if (!unchanged(a, stop)) return false;
+        a = stop;
+      }
+    }
+    return true;
+  }
+
+  // The same verdict from every byte of the machine (slow; KPACK_FUZZ_CROSSCHECK=1).
+  bool clean_by_full_scan() const {
+    for (uint64_t a = base_; a < base_ + size_; ++a) {
+      bool granted = false;
+      for (Range g : granted_) granted |= g.begin <= a && a < g.end;
+      if (!granted && !unchanged(a, a + 1)) return false;
+    }
+    return true;
+  }
+
+  uint8_t* at(uint64_t addr) const { return bytes_ + (addr - base_); }
+  const std::vector<std::string>& violations() const { return violations_; }
+  const std::vector<Range>& granted() const { return granted_; }
+
+ private:
+  bool inside(uint64_t addr, uint64_t size) const {
+    return addr >= base_ && addr - base_ <= size_ && size <= size_ - (addr - base_);
+  }
+  Range page_range(uint64_t addr, uint64_t size) const {
+    return Range{base_ + align_down(addr - base_, kPage), base_ + align_up(addr - base_ + size, kPage)};
+  }
+  // [begin, end) holds the canary, or the loaded bytes where load() put some.
+  bool unchanged(uint64_t begin, uint64_t end) const {
+    for (uint64_t a = begin; a < end; ++a) {
+      uint8_t expected = kCanary;
+      for (Range r : loaded_)
+        if (a >= r.begin && a < r.end) expected = loaded_bytes_[a - r.begin];
+      if (*at(a) != expected) return false;
+    }
+    return true;
+  }
+
+  uint64_t base_;
+  uint64_t capacity_;
+  uint64_t size_ = 0;
+  uint8_t* bytes_ = nullptr;
+  std::vector<bool> writable_page_;
+  std::vector<uint64_t> dirty_pages_;
+  std::vector<Range> loaded_;
+  std::vector<uint8_t> loaded_bytes_;  // one load() per run: the payload
+  std::vector<Range> granted_;
+  std::vector<Range> protected_;
+  std::vector<std::string> violations_;
+};
+
+}  // namespace kpack::fuzz
