@@ -18,6 +18,7 @@
 #include "fuzz_check.h"
 #include "physical_memory.h"
 #include "range.h"
+#include "write_log.h"
 
 namespace kpack::fuzz {
 
@@ -46,9 +47,7 @@ class GuardedMemory final : public PhysicalMemory {
     for (uint64_t page : dirty_pages_) writable_page_[page] = false;
     dirty_pages_.clear();
     loaded_.clear();
-    granted_.clear();
-    protected_.clear();
-    violations_.clear();
+    log_.clear();
     size_ = size;
   }
 
@@ -63,19 +62,12 @@ class GuardedMemory final : public PhysicalMemory {
     loaded_bytes_.assign(data.begin(), data.end());
   }
   // Ranges the engine must never be granted (the stub, boot_params, the initrd, ...).
-  void protect(Range r) { protected_.push_back(r); }
+  void protect(Range r) { log_.protect(r); }
 
   const uint8_t* readable(uint64_t addr, uint64_t size) override { return inside(addr, size) ? at(addr) : nullptr; }
 
   uint8_t* writable(uint64_t addr, uint64_t size) override {
-    if (!inside(addr, size)) {
-      violations_.push_back("write outside RAM at " + std::to_string(addr));
-      return nullptr;
-    }
-    Range wanted = range_of(addr, size);
-    for (Range r : protected_)
-      if (r.overlaps(wanted)) violations_.push_back("write over a protected range at " + std::to_string(addr));
-    granted_.push_back(wanted);
+    if (!log_.request(addr, size, inside(addr, size))) return nullptr;
     if (size) {
       Range pages = page_range(addr, size);
       FUZZ_CHECK(mprotect(at(pages.begin), pages.size(), PROT_READ | PROT_WRITE) == 0);
@@ -91,7 +83,7 @@ class GuardedMemory final : public PhysicalMemory {
   // True when every byte of a writable page outside the granted ranges holds what it held before
   // the run (the canary, or what load() put there). Read-only pages cannot have changed.
   bool clean() const {
-    std::vector<Range> granted = granted_;
+    std::vector<Range> granted = log_.granted();
     std::sort(granted.begin(), granted.end(), [](Range a, Range b) { return a.begin < b.begin; });
     for (uint64_t page : dirty_pages_) {
       uint64_t begin = base_ + page * kPage, end = begin + kPage;
@@ -114,15 +106,15 @@ class GuardedMemory final : public PhysicalMemory {
   bool clean_by_full_scan() const {
     for (uint64_t a = base_; a < base_ + size_; ++a) {
       bool granted = false;
-      for (Range g : granted_) granted |= g.begin <= a && a < g.end;
+      for (Range g : log_.granted()) granted |= g.begin <= a && a < g.end;
       if (!granted && !unchanged(a, a + 1)) return false;
     }
     return true;
   }
 
   uint8_t* at(uint64_t addr) const { return bytes_ + (addr - base_); }
-  const std::vector<std::string>& violations() const { return violations_; }
-  const std::vector<Range>& granted() const { return granted_; }
+  const std::vector<std::string>& violations() const { return log_.violations(); }
+  const std::vector<Range>& granted() const { return log_.granted(); }
 
  private:
   bool inside(uint64_t addr, uint64_t size) const {
@@ -150,9 +142,7 @@ class GuardedMemory final : public PhysicalMemory {
   std::vector<uint64_t> dirty_pages_;
   std::vector<Range> loaded_;
   std::vector<uint8_t> loaded_bytes_;  // one load() per run: the payload
-  std::vector<Range> granted_;
-  std::vector<Range> protected_;
-  std::vector<std::string> violations_;
+  test::WriteLog log_;
 };
 
 }  // namespace kpack::fuzz

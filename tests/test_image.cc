@@ -12,25 +12,20 @@
 #include "same_segment.h"
 #include "synthetic_kernel.h"
 #include "bytes.h"
+#include "packed_image.h"
 
 using namespace kpack;
 
 namespace {
 
+// With a (one-entry) relocation table, as stock images carry.
 KernelInput synthetic_input() {
-  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), "test");
-  REQUIRE(input.ok());
-  input->relocs = {1, 0, 0, 0, 0, 0, 0, 0};
-  return *input;
+  KernelInput input = test::synthetic_input();
+  input.relocs = {1, 0, 0, 0, 0, 0, 0, 0};
+  return input;
 }
 
-std::vector<uint8_t> pack(const KernelInput& input, Codec codec) {
-  PackOptions options;
-  options.compress = {codec, codec == Codec::kRaw ? 0 : 3, 1};
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
-  REQUIRE_MESSAGE(image.ok(), image.error().message);
-  return *image;
-}
+std::vector<uint8_t> pack(const KernelInput& input, Codec codec) { return test::pack_image(input, codec, 3); }
 
 }  // namespace
 

@@ -9,31 +9,17 @@
 #include "image_writer.h"
 #include "kernel_input.h"
 #include "placement_report.h"
-#include "synthetic_kernel.h"
+#include "packed_image.h"
 
 using namespace kpack;
 
 namespace {
 
 std::string report_for(Codec codec) {
-  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), "test");
-  REQUIRE(input.ok());
-  PackOptions options;
-  options.compress = {codec, codec == Codec::kRaw ? 0 : 3, 1};
-  Result<std::vector<uint8_t>> file = build_image(*input, options, built_in_blobs(), "out.img");
-  REQUIRE(file.ok());
-  Result<BzImage> image = read_bzimage(*file, "out.img");
+  std::vector<uint8_t> file = test::pack_image(test::synthetic_input(), codec, 3);
+  Result<BzImage> image = read_bzimage(file, "out.img");
   REQUIRE(image.ok());
-
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  REQUIRE(out);
-  print_placement_report(*image, *file, out);
-  std::fclose(out);
-  std::string result(text, size);
-  std::free(text);
-  return result;
+  return test::printed_by([&](std::FILE* out) { print_placement_report(*image, file, out); });
 }
 
 size_t count(const std::string& text, const std::string& word) {

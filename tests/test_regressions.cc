@@ -16,6 +16,7 @@
 #include "info.h"
 #include "kernel_input.h"
 #include "layout.h"
+#include "packed_image.h"
 #include "placement_report.h"
 #include "simulated_memory.h"
 #include "synthetic_kernel.h"
@@ -70,26 +71,12 @@ TEST_CASE("regression: two bss-only segments at one file offset survive both lay
 
 namespace {
 
-// A kpack image of a small synthetic kernel, and `kpack info`'s text for it (or its error).
-std::vector<uint8_t> packed_image() {
-  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), "test");
-  REQUIRE(input.ok());
-  PackOptions options;
-  options.compress = {Codec::kLz4, 1, 1};
-  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), "out.img");
-  REQUIRE(image.ok());
-  return *image;
-}
+std::vector<uint8_t> packed_image() { return test::pack_image(test::synthetic_input(), Codec::kLz4); }
 
+// `kpack info`'s text for `image`, or its error.
 std::string info_of(const std::vector<uint8_t>& image) {
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  REQUIRE(out);
-  Status status = print_image_info(image, "out.img", out);
-  std::fclose(out);
-  std::string printed(text, size);
-  std::free(text);
+  Status status = Ok{};
+  std::string printed = test::printed_by([&](std::FILE* out) { status = print_image_info(image, "out.img", out); });
   return status.ok() ? printed : "error: " + status.error().message;
 }
 
@@ -114,13 +101,7 @@ TEST_CASE("regression: a pref_address near 2^64 is an error, and the placement r
   REQUIRE(read.ok());
   read->header.pref_address = 0xFFFFFFFFFFE00000ull;  // as if the header check were bypassed
   std::vector<uint8_t> file = packed_image();
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  print_placement_report(*read, file, out);
-  std::fclose(out);
-  std::string report(text, size);
-  std::free(text);
+  std::string report = test::printed_by([&](std::FILE* out) { print_placement_report(*read, file, out); });
   CHECK(report.find("at 0xffffffffffe00000 (pref_address): does not fit the simulated 512 MiB machine") !=
         std::string::npos);
 }

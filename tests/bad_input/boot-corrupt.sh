@@ -18,9 +18,8 @@ set -euo pipefail
 [[ $# -eq 3 ]] || { echo "usage: $0 KPACK MODE BUILD_DIR" >&2; exit 2; }
 kpack=$1 mode=$2 dir=$3/boot
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-pathfile=$dir/kernel-6.1.path
-[[ -s $pathfile ]] || { echo "boot-corrupt: $pathfile missing; run the boot.fetch test first" >&2; exit 1; }
-vmlinuz=$(cat "$pathfile")
+source "$here/../boot/fixture.sh"
+boot_fixture "$dir"
 image=$dir/bad-input-$mode.bzImage
 log=$dir/bad-input-$mode.serial.log
 
@@ -53,7 +52,7 @@ fi
 echo "boot-corrupt: $mode image, payload at $offset ($length bytes), damaged; booting"
 
 status=0
-"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail "$expect" "$image" "$dir/initramfs.cpio.gz" || status=$?
+"$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail "$expect" "$image" "$initrd" || status=$?
 [[ $status -eq 0 ]] || exit $status
 grep -a 'kpack: ' "$log" || true
 if grep -aq 'Linux version' "$log"; then

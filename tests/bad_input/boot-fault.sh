@@ -8,7 +8,8 @@ set -euo pipefail
 [[ $# -eq 2 ]] || { echo "usage: $0 KPACK BUILD_DIR" >&2; exit 2; }
 kpack=$1 build=$2 dir=$2/boot
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-vmlinuz=$(cat "$dir/kernel-6.1.path")
+source "$here/../boot/fixture.sh"
+boot_fixture "$dir"
 image=$dir/bad-input-fault.bzImage
 log=$dir/bad-input-fault.serial.log
 
@@ -20,7 +21,7 @@ offset=$(( (setup_sects + 1) * 512 + 0x$symbol ))
 printf '\x0f\x0b' | dd of="$image" bs=1 seek="$offset" conv=notrunc status=none
 
 "$here/../boot/boot.sh" --timeout 25 --log "$log" --expect-fail 'kpack: error: CPU exception in the stub .vector, rip. .0x6, ' \
-    "$image" "$dir/initramfs.cpio.gz"
+    "$image" "$initrd"
 if grep -aq 'Linux version' "$log"; then
     echo "boot-fault: the kernel started after a stub exception" >&2
     exit 1

@@ -17,10 +17,8 @@ set -euo pipefail
 kpack=$1 mode=$2 dir=$3/boot tag=${4:-6.1}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-pathfile=$dir/kernel-$tag.path
-[[ -s $pathfile ]] || { echo "boot-kpack: $pathfile missing; run the boot.fetch test first" >&2; exit 1; }
-vmlinuz=$(cat "$pathfile")
-initrd=$dir/initramfs.cpio.gz
+source "$here/fixture.sh"
+boot_fixture "$dir" "$tag"
 suffix=; [[ $tag == 6.1 ]] || suffix=-$tag
 vmlinux=$dir/vmlinux-$tag
 relocs=$dir/relocs-$tag

@@ -29,10 +29,8 @@ out=$boot_dir/loaders
 mkdir -p "$out"
 name=$loader-$kind
 
-pathfile=$boot_dir/kernel-6.1.path
-[[ -s $pathfile ]] || { echo "loader-boot: $pathfile missing; run boot.fetch first" >&2; exit 1; }
-vmlinuz=$(cat "$pathfile")
-initrd=$boot_dir/initramfs.cpio.gz
+source "$here/../boot/fixture.sh"
+boot_fixture "$boot_dir"
 # Tight per-boot leash: a good boot takes 3-30 s under TCG (OVMF and GRUB EFI are the slow ones).
 timeout_s=${KPACK_LOADER_TIMEOUT:-90}
 cmdline="console=ttyS0 panic=-1 kpack.debug"

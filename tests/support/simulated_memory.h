@@ -12,6 +12,7 @@
 
 #include "physical_memory.h"
 #include "range.h"
+#include "write_log.h"
 
 namespace kpack::test {
 
@@ -26,15 +27,7 @@ class SimulatedMemory final : public PhysicalMemory {
   }
 
   uint8_t* writable(uint64_t addr, uint64_t size) override {
-    if (!inside(addr, size)) {
-      violations_.push_back("write outside RAM at " + std::to_string(addr));
-      return nullptr;
-    }
-    Range wanted = range_of(addr, size);
-    for (Range r : protected_)
-      if (r.overlaps(wanted)) violations_.push_back("write over a protected range at " + std::to_string(addr));
-    granted_.push_back(wanted);
-    return &bytes_[addr - base_];
+    return log_.request(addr, size, inside(addr, size)) ? &bytes_[addr - base_] : nullptr;
   }
 
   // Setup: put bytes in memory without counting them as the engine's writes.
@@ -43,14 +36,14 @@ class SimulatedMemory final : public PhysicalMemory {
     loaded_.push_back(range_of(addr, data.size()));
   }
   // Ranges the engine must never be granted (the stub, boot_params, the initrd, ...).
-  void protect(Range r) { protected_.push_back(r); }
+  void protect(Range r) { log_.protect(r); }
 
   uint8_t* at(uint64_t addr) { return &bytes_[addr - base_]; }
   std::vector<uint8_t> copy(uint64_t addr, uint64_t size) const {
     return std::vector<uint8_t>(bytes_.begin() + (addr - base_), bytes_.begin() + (addr - base_ + size));
   }
-  const std::vector<Range>& granted() const { return granted_; }
-  const std::vector<std::string>& violations() const { return violations_; }
+  const std::vector<Range>& granted() const { return log_.granted(); }
+  const std::vector<std::string>& violations() const { return log_.violations(); }
 
   // Addresses whose byte changed from the canary (or from what load() put there) outside every
   // granted range; empty when the engine stayed inside what it asked for.
@@ -63,7 +56,7 @@ class SimulatedMemory final : public PhysicalMemory {
       if (bytes_[i] == expected[i]) continue;
       uint64_t addr = base_ + i;
       bool ok = false;
-      for (Range r : granted_) ok |= addr >= r.begin && addr < r.end;
+      for (Range r : log_.granted()) ok |= addr >= r.begin && addr < r.end;
       if (!ok) stray.push_back(addr);
       if (stray.size() > 16) break;
     }
@@ -77,10 +70,8 @@ class SimulatedMemory final : public PhysicalMemory {
 
   uint64_t base_;
   std::vector<uint8_t> bytes_;
-  std::vector<Range> protected_;
-  std::vector<Range> granted_;
+  WriteLog log_;
   std::vector<Range> loaded_;
-  std::vector<std::string> violations_;
 };
 
 }  // namespace kpack::test
