@@ -4,25 +4,10 @@
 
 namespace kpack {
 
+// The text lives in doc/usage.txt, the one source of --help, kpack(1) and the bash completion.
 const char kUsage[] =
-    "usage: kpack [--lz4|--zstd|--gzip|--raw] [--level N] [--kernel-address ADDR] INPUT -o OUTPUT\n"
-    "       kpack extract IMAGE -o VMLINUX [--relocs FILE]\n"
-    "       kpack info IMAGE\n"
-    "\n"
-    "Packs a vmlinux (or the kernel inside any bzImage) into a bootable x86 boot-protocol image\n"
-    "whose stub decodes each ELF segment straight to where it runs.\n"
-    "\n"
-    "  --lz4             LZ4 frames (default: the fastest compressed boot)\n"
-    "  --zstd            zstd frames (the smallest image of the fast decoders)\n"
-    "  --gzip            gzip members\n"
-    "  --raw             no compression; the image is laid out so nothing is copied at boot\n"
-    "  --level N         compression level (zstd 1-22, lz4 1-12, gzip 1-9)\n"
-    "  --kernel-address ADDR\n"
-    "                    lowest physical address the kernel may run at (default 0x200000)\n"
-    "  -o FILE           output file, written atomically\n"
-    "  --relocs FILE     extract: also write the relocation table that follows the ELF\n"
-    "  -h, --help        this text\n"
-    "  --version         the version\n";
+#include "usage.inc"
+    ;
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include "image_writer.h"
 #include "info.h"
 #include "kernel_input.h"
+#include "version.h"
 
 using namespace kpack;
 
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
   try {
     switch (cl->command) {
       case Command::kHelp: std::fputs(kUsage, stdout); return 0;
-      case Command::kVersion: std::printf("kpack %s\n", KPACK_VERSION); return 0;
+      case Command::kVersion: std::fputs(version_text().c_str(), stdout); return 0;
       case Command::kPack: status = pack(*cl); break;
       case Command::kExtract: status = extract(*cl); break;
       case Command::kInfo: status = print_info(cl->input, stdout); break;
