@@ -72,8 +72,10 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   if (positional.size() != 1) return Error{"kpack: expected one input file (see kpack --help)"};
   cl.input = positional[0];
   if (cl.command != Command::kInfo && cl.output.empty()) return Error{"kpack: missing -o OUTPUT"};
-  if (cl.command != Command::kExtract && !cl.relocs_output.empty())
-    return Error{"kpack: --relocs goes with extract"};
+  // --relocs FILE: the table to write (extract) or to pack (the default command).
+  if (cl.command == Command::kInfo && !cl.relocs_output.empty())
+    return Error{"kpack: --relocs goes with extract or packing"};
+  if (cl.command == Command::kPack) std::swap(cl.relocs_input, cl.relocs_output);
 
   Codec codec = cl.pack.compress.codec;
   if (!cl.level_given) cl.pack.compress.level = default_level(codec);

@@ -17,6 +17,7 @@ struct CommandLine {
   std::string input;
   std::string output;
   std::string relocs_output;  // extract --relocs
+  std::string relocs_input;   // packing: --relocs FILE, the kernel's relocation table
   PackOptions pack;
   bool level_given = false;
 };

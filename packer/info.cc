@@ -7,6 +7,7 @@
 #include "formats/elf64.h"
 #include "kernel_input.h"
 #include "placement_report.h"
+#include "relocs_table.h"
 
 namespace kpack {
 
@@ -46,6 +47,13 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
 
   std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
                stream_format_name(image->format), image->payload_size, payload->elf.size(), payload->relocs.size());
+  if (payload->relocs.empty()) {
+    std::fprintf(out, "relocations: none (physical randomization only)\n");
+  } else {
+    Result<RelocTable> relocs = parse_relocs(payload->relocs, path);
+    if (relocs) std::fprintf(out, "relocations: %s\n", describe_relocs(*relocs).c_str());
+    else std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
+  }
   if (image->kpack) {
     const StubInfo& info = *image->kpack;
     std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "\n",

@@ -5,6 +5,7 @@
 #include "bzimage_reader.h"
 #include "file_io.h"
 #include "kernel_version.h"
+#include "relocs_from_elf.h"
 
 namespace kpack {
 
@@ -24,13 +25,53 @@ Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::s
   return input;
 }
 
-Result<KernelInput> load_kernel(const std::string& path) {
+namespace {
+
+// Sets input.relocs by the precedence load_kernel documents.
+Status choose_relocs(KernelInput& input, const std::string& path, const std::string& relocs_path) {
+  if (!relocs_path.empty()) {
+    std::optional<RelocsFormat> expected = relocs_format_of_kernel(input.elf);
+    Result<std::vector<uint8_t>> bytes = read_file(relocs_path);
+    if (!bytes) return bytes.error();
+    Result<RelocTable> table = parse_relocs(*bytes, relocs_path);
+    if (!table) return table.error();
+    if (expected && table->format != *expected)
+      return error_in(relocs_path, std::string("relocation table is ") + relocs_format_name(table->format) + " but " +
+                                       path + " expects one " + relocs_format_name(*expected));
+    input.relocs = std::move(*bytes);
+    input.relocs_origin = RelocsOrigin::kFile;
+    return Ok{};
+  }
+  if (!input.relocs.empty()) {
+    input.relocs_origin = RelocsOrigin::kStockImage;
+    return Ok{};
+  }
+  // Without a banner the format is unknown: compute anyway, to tell "no .rela sections" apart.
+  std::optional<RelocsFormat> expected = relocs_format_of_kernel(input.elf);
+  Result<std::optional<RelocTable>> table =
+      relocs_from_elf(input.elf, expected.value_or(RelocsFormat::kWithoutInverse32), path);
+  if (!table) return table.error();
+  if (!*table) return Ok{};
+  if (!expected)
+    return error_in(path, "has .rela sections but no 'Linux version' banner to tell which relocation table "
+                          "format it expects (give one with --relocs FILE)");
+  input.relocs = encode_relocs(**table);
+  input.relocs_origin = RelocsOrigin::kComputed;
+  return Ok{};
+}
+
+}  // namespace
+
+Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path) {
   Result<std::vector<uint8_t>> file = read_file(path);
   if (!file) return file.error();
   if (file->empty()) return error_in(path, "empty file");
   if (!looks_like_bzimage(*file)) {
     Result<KernelInput> input = kernel_input_from_elf(std::move(*file), path);
-    if (input) input->version = version_from_banner(input->elf);
+    if (!input) return input;
+    input->version = version_from_banner(input->elf);
+    Status relocs = choose_relocs(*input, path, relocs_path);
+    if (!relocs) return relocs.error();
     return input;
   }
 
@@ -44,6 +85,8 @@ Result<KernelInput> load_kernel(const std::string& path) {
   input->cmdline_size = image->header.cmdline_size;
   input->version = version_from_bzimage(*file, image->header, image->setup_size);
   if (!input->version) input->version = version_from_banner(input->elf);
+  Status relocs = choose_relocs(*input, path, relocs_path);
+  if (!relocs) return relocs.error();
   return input;
 }
 

@@ -11,9 +11,18 @@
 
 namespace kpack {
 
+// Where KernelInput::relocs came from, in order of precedence.
+enum class RelocsOrigin {
+  kNone,        // no table: the image can randomize only the physical address
+  kFile,        // kpack --relocs FILE
+  kStockImage,  // the table after the ELF in the input bzImage's payload
+  kComputed,    // computed from the vmlinux's .rela.* sections (relocs_from_elf.h)
+};
+
 struct KernelInput {
   std::vector<uint8_t> elf;
-  std::vector<uint8_t> relocs;       // the relocation table a stock image carries after the ELF
+  std::vector<uint8_t> relocs;       // the kernel's relocation table (relocs_table.h), travels after the ELF
+  RelocsOrigin relocs_origin = RelocsOrigin::kNone;
   KernelHeaders kernel;                // parsed and validated program headers
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
   std::optional<std::string> version;    // for the header's kernel_version string
@@ -25,7 +34,10 @@ Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::
 // Validates `elf` and wraps it, with no relocations, version or command-line size yet.
 Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name);
 
-// Reads `path`: a vmlinux, or a bzImage (stock or kpack) whose kernel is extracted.
-Result<KernelInput> load_kernel(const std::string& path);
+// Reads `path`: a vmlinux, or a bzImage (stock or kpack) whose kernel is extracted. The relocation
+// table is, in order: the file `relocs_path` when not empty (its shape checked, and its format
+// against the kernel's version when the kernel has a banner), the one in the bzImage's payload,
+// the one computed from the ELF's .rela.* sections, or none (relocs_origin says which).
+Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path = {});
 
 }  // namespace kpack

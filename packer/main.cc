@@ -70,7 +70,7 @@ class ProgressLine {
 
 Status pack(const CommandLine& cl) {
   // Read the kernel: a vmlinux, or the one inside a bzImage.
-  Result<KernelInput> input = load_kernel(cl.input);
+  Result<KernelInput> input = load_kernel(cl.input, cl.relocs_input);
   if (!input) return input.error();
   // Lay out the payload, compress it, and put the image together.
   ProgressLine progress(codec_name(cl.pack.compress.codec));
@@ -79,7 +79,14 @@ Status pack(const CommandLine& cl) {
   Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), cl.output);
   if (!image) return image.error();
   // Replace the output in one step.
-  return write_file_atomically(cl.output, *image, 0644);
+  Status written = write_file_atomically(cl.output, *image, 0644);
+  // After success only, so that a failed pack still prints its one error line and nothing else.
+  if (written && input->relocs_origin == RelocsOrigin::kNone)
+    std::fprintf(stderr,
+                 "kpack: warning: %s has no relocation table (no .rela sections, no --relocs): the image can "
+                 "randomize only the physical address\n",
+                 cl.input.c_str());
+  return written;
 }
 
 Status extract(const CommandLine& cl) {

@@ -14,6 +14,7 @@ pkgs=(
     lz4 zstd xz-utils                                  # reference (de)compressors for tests
     clang libclang-rt-14-dev                           # libFuzzer targets (the runtime is only a Recommends)
     python3                                            # bad-input tests: malformed ELF generator
+    linux-source-6.1 bc flex bison libelf-dev libssl-dev  # relocs test: builds a tinyconfig kernel (tests/relocs)
 )
 
 # dpkg-query rather than a bare `dpkg -s`: the latter also succeeds for removed packages whose

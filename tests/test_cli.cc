@@ -36,6 +36,11 @@ TEST_CASE("extract, info, help and version") {
   REQUIRE(cl.ok());
   CHECK(cl->command == Command::kExtract);
   CHECK(cl->relocs_output == "r");
+  cl = parse({"vmlinux", "-o", "out", "--relocs", "vmlinux.relocs"});  // packing: the table to use
+  REQUIRE(cl.ok());
+  CHECK(cl->command == Command::kPack);
+  CHECK(cl->relocs_input == "vmlinux.relocs");
+  CHECK(cl->relocs_output.empty());
   cl = parse({"info", "bzImage"});
   REQUIRE(cl.ok());
   CHECK(cl->command == Command::kInfo);
@@ -59,5 +64,5 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"--level", "ten", "a", "-o", "x"}) == "kpack: --level takes a number, not 'ten'");
   CHECK(error({"--kernel-address", "0x300000", "a", "-o", "x"}) ==
         "kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB");
-  CHECK(error({"a", "-o", "x", "--relocs", "r"}) == "kpack: --relocs goes with extract");
+  CHECK(error({"info", "a", "--relocs", "r"}) == "kpack: --relocs goes with extract or packing");
 }

@@ -1,0 +1,96 @@
+// The kernel's relocation table computed from a vmlinux's .rela.* sections, as the kernel's own
+// arch/x86/tools/relocs makes arch/x86/boot/compressed/vmlinux.relocs from the same file.
+//
+// Which vmlinux files carry .rela.* sections: a CONFIG_RELOCATABLE kernel is linked with
+// --emit-relocs, and the build tree's vmlinux keeps them up to 6.4; from 6.5 the final vmlinux is
+// stripped of them ("x86/build: Avoid relocation information in final vmlinux"), and from 6.15
+// kbuild keeps the unstripped file as vmlinux.unstripped. Distribution vmlinux files (debug
+// packages) have none.
+//
+// The rules, for every SHT_RELA section whose target section is allocated and not a note:
+//   - relocations against undefined symbols and R_X86_64_NONE are skipped;
+//   - R_X86_64_64 goes to the 64-bit list, R_X86_64_32 and R_X86_64_32S to the 32-bit list, each
+//     as the low 32 bits of r_offset, which must sign-extend back to it;
+//   - against an absolute symbol they are skipped when the symbol's value is known to be constant
+//     (S_ABS: __crc_*, VDSO*, __kcfi_typeid_*, xen_*_direct_reloc, xen_elfnote_*_offset), listed
+//     when the linker merely marked a section-relative symbol absolute (S_REL: _end,
+//     __init_begin, __start___ksymtab, jiffies, ...), and an error otherwise;
+//   - PC-relative relocations (PC32, PLT32, PC64, REX_GOTPCRELX) need nothing, except in the
+//     format with the inverse-32 list (up to 6.14) on an SMP kernel, whose .data..percpu section
+//     is linked at address 0: there PC32/PLT32 against a per-CPU symbol go to the inverse-32 list,
+//     absolute relocations against one are skipped (its value is an offset into the per-CPU area),
+//     PC64 against one is an error, and the addresses of relocations inside .data..percpu are
+//     moved by __per_cpu_load (where its initial copy sits in the image);
+//   - from 6.15, an absolute relocation in .head.text is an error (that code runs before the
+//     kernel is relocated), as is any relocation type not named above;
+//   - each list is sorted ascending.
+// The union of the symbol lists of 6.1 and 6.15+ is used: a name added to S_ABS or S_REL in one
+// version only ever turns what another version rejects into a result, so for any kernel its own
+// tool accepted, the table is the one that tool made.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "formats/le.h"
+#include "relocs_table.h"
+#include "result.h"
+
+namespace kpack {
+
+namespace elf {
+
+inline constexpr uint32_t kShtSymtab = 2;
+inline constexpr uint32_t kShtStrtab = 3;
+inline constexpr uint32_t kShtRela = 4;
+inline constexpr uint32_t kShtNote = 7;
+inline constexpr uint32_t kShtSymtabShndx = 18;
+inline constexpr uint64_t kShfAlloc = 2;
+inline constexpr uint16_t kShnUndef = 0;
+inline constexpr uint16_t kShnAbs = 0xFFF1;
+inline constexpr uint16_t kShnCommon = 0xFFF2;
+inline constexpr uint16_t kShnXindex = 0xFFFF;
+
+inline constexpr uint32_t kRX86_64None = 0;
+inline constexpr uint32_t kRX86_64_64 = 1;
+inline constexpr uint32_t kRX86_64Pc32 = 2;
+inline constexpr uint32_t kRX86_64Plt32 = 4;
+inline constexpr uint32_t kRX86_64_32 = 10;
+inline constexpr uint32_t kRX86_64_32S = 11;
+inline constexpr uint32_t kRX86_64Pc64 = 24;
+inline constexpr uint32_t kRX86_64RexGotpcrelx = 42;
+
+struct Sym {
+  ul32 name;
+  uint8_t info;
+  uint8_t other;
+  ul16 shndx;
+  ul64 value;
+  ul64 size;
+};
+
+struct Rela {
+  ul64 offset;
+  ul64 info;  // symbol index << 32 | type
+  ul64 addend;
+};
+
+static_assert(sizeof(Sym) == 24);
+static_assert(sizeof(Rela) == 24);
+
+}  // namespace elf
+
+// The table for `elf` in `format`, or nothing when the file has no relocation section that applies
+// to an allocated section (a stripped or distribution vmlinux). `name` is the file, for messages;
+// a malformed file or a relocation the kernel's tool would reject is an error.
+Result<std::optional<RelocTable>> relocs_from_elf(std::span<const uint8_t> elf, RelocsFormat format,
+                                                  const std::string& name);
+
+// The format the kernel in `elf` expects, from the release in its version banner ("Linux version
+// 6.1.0-28-amd64 ..."): with the inverse-32 list before 6.15, without it from 6.15. Nothing when
+// the file has no banner.
+std::optional<RelocsFormat> relocs_format_of_kernel(std::span<const uint8_t> elf);
+
+}  // namespace kpack
