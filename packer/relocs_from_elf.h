@@ -4,8 +4,7 @@
 // Which vmlinux files carry .rela.* sections: a CONFIG_RELOCATABLE kernel is linked with
 // --emit-relocs, and the build tree's vmlinux keeps them up to 6.4; from 6.5 the final vmlinux is
 // stripped of them ("x86/build: Avoid relocation information in final vmlinux"), and from 6.15
-// kbuild keeps the unstripped file as vmlinux.unstripped. Distribution vmlinux files (debug
-// packages) have none.
+// kbuild keeps the unstripped file as vmlinux.unstripped.
 //
 // The rules, for every SHT_RELA section whose target section is allocated and not a note:
 //   - relocations against undefined symbols and R_X86_64_NONE are skipped;
@@ -26,7 +25,10 @@
 //   - each list is sorted ascending.
 // The union of the symbol lists of 6.1 and 6.15+ is used: a name added to S_ABS or S_REL in one
 // version only ever turns what another version rejects into a result, so for any kernel its own
-// tool accepted, the table is the one that tool made.
+// tool accepted, the table is the one that tool made. One exception: relocs ignores relocations
+// in note sections only since a fix that stable kernels got as updates (Debian's 6.1.192 has it);
+// kpack always ignores them, so for a kernel built before the fix its table lacks the notes'
+// entries (values only loaders read, before the kernel runs).
 #pragma once
 
 #include <cstdint>
