@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# hook.sh BUILD_DIR CASE — the kernel hook in a staging root, never the machine's own /boot or /etc.
+#
+# The root holds kpack as installed (cmake --install, default and kernel-hooks components, or with
+# KPACK_TEST_DEB=FILE.deb that package unpacked) and a real Debian kernel package unpacked
+# (dpkg-deb -x). The hooks are run by the very lines the kernel's postinst and postrm use, taken
+# from the package's own maintainer scripts with /etc/kernel pointed into the root.
+#
+#   enabled         KPACK_HOOK=yes: /boot/vmlinuz-VERSION becomes a kpack image, which boots to
+#                   /init; then disabling and `sync` restore the stock file byte for byte, and the
+#                   kernel's removal (postrm hooks) leaves no stock copy behind
+#   disabled        the default configuration: the stock kernel stays, untouched, and boots
+#   failure         kpack dies part-way (file-size limit): the hook exits non-zero with one line,
+#                   and the stock kernel is in place with no leftovers
+#   secure-boot     firmware says Secure Boot is on: one line, status 0, the stock kernel stays (and
+#                   a kernel packed earlier is put back)
+#   kernel-install  systemd's kernel-install (layout bls) with 90-loaderentry and 91-kpack: the
+#                   entry's kernel is a kpack image, which boots to /init
+set -euo pipefail
+
+[[ $# -eq 2 ]] || { echo "usage: $0 BUILD_DIR CASE" >&2; exit 2; }
+build=$(realpath "$1") case=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/../boot/fixture.sh"
+boot_fixture "$build/boot"
+
+fail() { echo "hook.sh ($case): FAIL: $*" >&2; exit 1; }
+
+work=$build/install/hook-$case${KPACK_TEST_DEB:+-deb}
+rm -rf "$work"
+mkdir -p "$work"
+stage=$work/root
+log=$work/hook.log
+
+# ---- the staging root ---------------------------------------------------------------------------
+
+if [[ -n ${KPACK_TEST_DEB:-} ]]; then
+    dpkg-deb -x "$KPACK_TEST_DEB" "$stage"
+else
+    DESTDIR=$stage cmake --install "$build" --prefix /usr >/dev/null
+    DESTDIR=$stage cmake --install "$build" --prefix /usr --component kernel-hooks >/dev/null
+fi
+# The kernel's .deb is the one the boot fixture unpacked: CACHE/NAME/boot/vmlinuz-* -> CACHE/NAME.deb
+kernel_deb=$(dirname "$(dirname "$vmlinuz")").deb
+[[ -s $kernel_deb ]] || fail "$kernel_deb: the kernel package is missing"
+dpkg-deb -x "$kernel_deb" "$stage"
+dpkg-deb -e "$kernel_deb" "$work/control"
+version=$(sed -n 's/^version=//p' "$work/control/postinst")
+[[ -n $version ]] || fail "$work/control/postinst: no version= line"
+image=$stage/boot/vmlinuz-$version
+cp "$image" "$work/stock"
+
+# What the hooks see: this root, its kpack, and no Secure Boot unless a case fakes one (the host's
+# own firmware must not decide the outcome).
+export KPACK_ROOT=$stage KPACK_BIN=$stage/usr/bin/kpack KPACK_HOOK_PROGRAM=$stage/usr/sbin/kpack-kernel-hook
+export KPACK_EFIVARS=$work/efivars
+"$KPACK_BIN" --version
+
+configure() { sed -i "s/^$1=.*/$1=$2/" "$stage/etc/default/kpack"; }
+
+# Run the hook lines of the kernel's maintainer script SCRIPT (postinst or postrm) with ARGS, as
+# dpkg would, but with /etc/kernel inside the root. Output goes to $log; the status is returned.
+run_maintainer_hooks() {
+    local script=$1; shift
+    local body
+    body=$(sed -n '/^version=/p; /^image_path=/p; /^if \[ -d \/etc\/kernel\/[a-z]*\.d \]/,/^fi/p' \
+           "$work/control/$script")
+    grep -q run-parts <<< "$body" || fail "$script: no run-parts line found"
+    body=${body//"/etc/kernel"/"$stage/etc/kernel"}
+    sh -e -c "$body" "$script" "$@" > "$log" 2>&1
+}
+
+is_kpack_image() { "$KPACK_BIN" info "$1" | head -n1 | grep -q ': kpack image, '; }
+same_as_stock() { cmp -s "$image" "$work/stock"; }
+no_leftovers() {
+    local extra
+    extra=$(find "$stage/boot" -name '.*' -print -quit)
+    [[ -z $extra ]] || fail "leftover in /boot: $extra"
+}
+boot() { "$here/../boot/boot.sh" --log "$work/serial.log" "$1" "$initrd"; }
+
+# ---- the cases ----------------------------------------------------------------------------------
+
+case $case in
+    enabled)
+        configure KPACK_HOOK yes
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed"; }
+        cat "$log"
+        is_kpack_image "$image" || fail "$image is not a kpack image after the hook"
+        cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
+        boot "$image"
+        # Disabling and sync: the stock kernel is back, byte for byte.
+        configure KPACK_HOOK no
+        "$KPACK_HOOK_PROGRAM" sync
+        same_as_stock || fail "disabling did not restore the stock kernel"
+        [[ ! -e $stage/boot/kpack ]] || fail "/boot/kpack remains after restoring every kernel"
+        # Packed again, then the kernel package removed: dpkg deletes the image, postrm drops the copy.
+        configure KPACK_HOOK yes
+        "$KPACK_HOOK_PROGRAM" sync
+        is_kpack_image "$image" || fail "sync did not pack $image"
+        rm "$image"
+        run_maintainer_hooks postrm remove || { cat "$log" >&2; fail "the postrm hooks failed"; }
+        [[ ! -e $stage/boot/kpack ]] || fail "the stock copy survived the kernel's removal"
+        no_leftovers
+        ;;
+    disabled)
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed"; }
+        same_as_stock || fail "the hook changed $image although it is disabled"
+        [[ ! -e $stage/boot/kpack ]] || fail "the disabled hook created /boot/kpack"
+        boot "$image"
+        ;;
+    failure)
+        configure KPACK_HOOK yes
+        # kpack under a file-size limit below the image's size: killed by SIGXFSZ mid-write, the way a
+        # full /boot would stop it, after the hook has saved the stock copy.
+        real=$KPACK_BIN
+        cat > "$work/kpack-limited" <<EOF
+#!/bin/sh
+[ "\$1" = info ] || ulimit -f 8192
+exec "$real" "\$@"
+EOF
+        chmod +x "$work/kpack-limited"
+        status=0
+        KPACK_BIN=$work/kpack-limited run_maintainer_hooks postinst configure || status=$?
+        cat "$log"
+        [[ $status -ne 0 ]] || fail "the postinst hooks succeeded although packing failed"
+        lines=$(grep -c '^kpack-kernel-hook:' "$log" || true)
+        [[ $lines -eq 1 ]] || fail "expected one kpack-kernel-hook line, got $lines"
+        grep -q "^kpack-kernel-hook: $version: packing failed, .* is still the kernel it was: kpack was killed by signal" "$log" \
+            || fail "the hook's line does not say what failed"
+        same_as_stock || fail "a failed pack changed $image"
+        [[ ! -e $stage/boot/kpack ]] || fail "a failed pack left /boot/kpack behind"
+        no_leftovers
+        ;;
+    secure-boot)
+        configure KPACK_HOOK yes
+        mkdir -p "$KPACK_EFIVARS"
+        # efivarfs: 4 bytes of attributes, then the value (1 = Secure Boot on).
+        printf '\x06\x00\x00\x00\x01' > "$KPACK_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
+        cat "$log"
+        grep -q "^kpack-kernel-hook: $version: Secure Boot is on and a kpack image cannot be signed" "$log" \
+            || fail "the hook did not say why it kept the stock kernel"
+        same_as_stock || fail "the hook replaced a kernel under Secure Boot"
+        # A kernel packed while Secure Boot was off gets its signed stock kernel back.
+        KPACK_EFIVARS=$work/no-efivars "$KPACK_HOOK_PROGRAM" install "$version"
+        is_kpack_image "$image" || fail "could not pack with Secure Boot off"
+        "$KPACK_HOOK_PROGRAM" sync
+        same_as_stock || fail "turning Secure Boot on did not bring the stock kernel back"
+        ;;
+    kernel-install)
+        configure KPACK_HOOK yes
+        conf=$stage/etc/kernel
+        echo layout=bls > "$conf/install.conf"
+        echo "console=ttyS0 panic=-1" > "$conf/cmdline"
+        machine_id=0123456789abcdef0123456789abcdef
+        mkdir -p "$stage/efi/loader/entries"
+        # Only the plugins that write into the boot root: no depmod, no initrd generator.
+        BOOT_ROOT=$stage/efi KERNEL_INSTALL_CONF_ROOT=$conf MACHINE_ID=$machine_id \
+        KERNEL_INSTALL_PLUGINS="/usr/lib/kernel/install.d/90-loaderentry.install $stage/usr/lib/kernel/install.d/91-kpack.install" \
+            kernel-install add "$version" "$image" > "$log" 2>&1 || { cat "$log" >&2; fail "kernel-install add failed"; }
+        cat "$log"
+        entry=$stage/efi/$machine_id/$version/linux
+        is_kpack_image "$entry" || fail "$entry is not a kpack image"
+        same_as_stock || fail "kernel-install's plugin changed the package's own kernel"
+        # The path is relative to the boot root's mount point (here the host's /, so it is long).
+        grep -Eq "^linux +.*/$machine_id/$version/linux\$" "$stage/efi/loader/entries/$machine_id-$version.conf" \
+            || fail "the loader entry does not point at the packed kernel"
+        boot "$entry"
+        ;;
+    *)
+        echo "hook.sh: unknown case '$case'" >&2; exit 2 ;;
+esac
+
+echo "hook.sh ($case): PASS"
+rm -rf "$stage"  # ~120 MB of modules; the logs stay in $work
