@@ -10,7 +10,7 @@
 //   memcpy   raw only: copying the memory image once, what a loader that moves it would pay
 // and checks the engine's output against the vmlinux segments. Prints one table row per codec.
 //
-// kpack_host_bench --engine-once IMAGE runs only the engine, once, on a kpack image file: for
+// kpack_host_bench --engine-once IMAGE [--kaslr] runs only the engine, once, on a kpack image file: for
 //   valgrind --tool=callgrind --toggle-collect='kpack::unpack_kernel*' to count its instructions
 //   by function (the stub links the same codec archives, so the counts match the guest's).
 #include <lz4frame.h>
@@ -88,12 +88,12 @@ Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMem
   return l;
 }
 
-UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram) {
+UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram, const KaslrRequest& kaslr = {}) {
   FreeMemory free;
   if (!free.add(Range{kImageBase, ram.size()}).ok()) die("FreeMemory.add");
   NoTrace trace;
   UnpackResult result;
-  StubStatus status = unpack_from_record(l.info, l.record_offset, kImageBase, free, ram, trace, &result);
+  StubStatus status = unpack_from_record(l.info, l.record_offset, kImageBase, kaslr, free, ram, trace, &result);
   if (!status.ok()) die(std::string("engine: ") + status.message);
   return result;
 }
@@ -211,7 +211,9 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
 
 }  // namespace
 
-int engine_once(const std::string& path) {
+// With `kaslr`, both bases are drawn (fixed draws: the run is repeatable) and the relocation table
+// is applied: callgrind --toggle-collect='kpack::relocate_kernel*' counts that part alone.
+int engine_once(const std::string& path, bool kaslr) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) die("cannot open " + path);
   std::vector<uint8_t> image;
@@ -221,14 +223,21 @@ int engine_once(const std::string& path) {
   bench::LeanMemory ram(kRamSize);
   Loaded l = load_image(image, Codec::kRaw, ram);
   l.codec = static_cast<Codec>(uint32_t{l.info.codec});
-  UnpackResult r = run_engine(l, ram);
-  std::printf("%s: decoded %llu bytes, moved %llu\n", codec_name(l.codec), static_cast<unsigned long long>(r.decoded),
-              static_cast<unsigned long long>(r.moved));
+  KaslrRequest request;
+  request.physical = request.virtual_base = kaslr;
+  request.physical_random = 0x1234567;
+  request.virtual_random = 0x89abcdef;
+  UnpackResult r = run_engine(l, ram, request);
+  std::printf("%s: decoded %llu bytes, moved %llu, kernel at %#llx, virtual offset %#llx, %llu relocations\n",
+              codec_name(l.codec), static_cast<unsigned long long>(r.decoded),
+              static_cast<unsigned long long>(r.moved), static_cast<unsigned long long>(r.base),
+              static_cast<unsigned long long>(r.virtual_offset), static_cast<unsigned long long>(r.relocations));
   return 0;
 }
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "--engine-once") return engine_once(argv[2]);
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--engine-once")
+    return engine_once(argv[2], argc == 4 && std::string(argv[3]) == "--kaslr");
   std::string path, codecs = "raw,gzip,lz4,zstd";
   int runs = 11;
   for (int i = 1; i < argc; ++i) {

@@ -145,6 +145,19 @@ struct SetupData {
 };
 static_assert(sizeof(SetupData) == 16);
 
+// setup_data types the stub looks into.
+inline constexpr uint32_t kSetupRngSeed = 9;             // random bytes from the loader (QEMU -kernel)
+inline constexpr uint32_t kSetupIndirect = 1u << 31;     // the node points at the real data elsewhere
+
+// The body of a SETUP_INDIRECT node.
+struct SetupIndirect {
+  ul32 type;
+  ul32 reserved;
+  ul64 len;
+  ul64 addr;
+};
+static_assert(sizeof(SetupIndirect) == 24);
+
 struct BootParams {
   uint8_t screen_info[0x40];
   uint8_t apm_bios_info[0x14];

@@ -24,9 +24,12 @@ inline constexpr const char* codec_name(Codec codec) {
 }
 
 inline constexpr uint8_t kStubInfoMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
-inline constexpr uint32_t kStubInfoVersion = 1;
+inline constexpr uint32_t kStubInfoVersion = 2;
 // The stub blob is padded to this, and the StubInfo record starts right after it.
 inline constexpr uint32_t kStubInfoAlign = 16;
+
+// StubInfo::flags
+inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
 
 struct StubInfo {
   uint8_t magic[8];
@@ -37,8 +40,11 @@ struct StubInfo {
   ul64 image_size;          // bytes of the protected-mode part
   ul64 min_kernel_address;  // lowest physical address the kernel may run at
   ul64 kernel_alignment;    // physical alignment of the kernel's lowest segment
+  ul64 relocations_size;    // bytes of the kernel's relocation table after the ELF (0: none)
+  ul32 flags;
+  ul32 reserved;
 };
-static_assert(sizeof(StubInfo) == 56);
+static_assert(sizeof(StubInfo) == 72);
 static_assert(offsetof(StubInfo, version) == 8);
 static_assert(offsetof(StubInfo, codec) == 12);
 static_assert(offsetof(StubInfo, payload_offset) == 16);
@@ -46,6 +52,8 @@ static_assert(offsetof(StubInfo, payload_size) == 24);
 static_assert(offsetof(StubInfo, image_size) == 32);
 static_assert(offsetof(StubInfo, min_kernel_address) == 40);
 static_assert(offsetof(StubInfo, kernel_alignment) == 48);
+static_assert(offsetof(StubInfo, relocations_size) == 56);
+static_assert(offsetof(StubInfo, flags) == 64);
 
 // Where the record sits in the protected-mode part of a kpack image, given the setup header's
 // kernel_info_offset (kernel_info follows the record).

@@ -1,7 +1,7 @@
 // fuzz_boot_env: read_boot_environment on a hostile boot_params (e820 map, command line pointer,
 // initrd, setup_data chain) whose pointers lead into a small simulated low-memory area. Whatever
 // the loader claims, the free memory the stub then places the kernel in must be usable RAM below
-// 4 GiB and above 1 MiB, and must exclude everything the loader handed over.
+// MAXMEM (64 TiB) and above 1 MiB, and must exclude everything the loader handed over.
 //
 // Input: the first 4096 bytes are boot_params (zero-padded); the rest is low memory at kLowBase,
 // where boot_params itself also sits, so the command line and setup_data can point at it.
@@ -57,7 +57,7 @@ std::vector<Range> live_ranges(const boot::BootParams& p, const BootEnvironment&
 void check_free(const FreeMemory& free, const std::vector<Range>& ram, const std::vector<Range>& live) {
   for (uint32_t i = 0; i < free.count(); ++i) {
     Range f = free.at(i);
-    FUZZ_CHECK(!f.empty() && f.begin >= kLowestUsable && f.end <= kAddressLimit);
+    FUZZ_CHECK(!f.empty() && f.begin >= kLowestUsable && f.end <= kMaxPhysicalAddress);
     // Not necessarily page-aligned: a reserved entry may cut RAM anywhere; fits align themselves.
     if (i > 0) FUZZ_CHECK(free.at(i - 1).end < f.begin);  // sorted, disjoint, not adjacent
     FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(f); }));

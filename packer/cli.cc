@@ -41,6 +41,7 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     else if (a == "--gzip") cl.pack.compress.codec = Codec::kGzip;
     else if (a == "--lz4") cl.pack.compress.codec = Codec::kLz4;
     else if (a == "--zstd") cl.pack.compress.codec = Codec::kZstd;
+    else if (a == "--randomize-physical") cl.pack.randomize_raw_physically = true;
     else if (a == "-o" || a == "--output") {
       Status s = value(&cl.output);
       if (!s) return s.error();
@@ -83,9 +84,11 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     return Error{"kpack: --level " + std::to_string(cl.pack.compress.level) + " is out of range for " +
                  codec_name(codec) + " (" + std::to_string(min_level(codec)) + "-" +
                  std::to_string(max_level(codec)) + ")"};
-  uint64_t address = cl.pack.kernel_address;
-  if (address < 0x200000 || address % 0x200000 || address >= (1ull << 32))
+  std::optional<uint64_t> address = cl.pack.kernel_address;
+  if (address && (*address < 0x200000 || *address % 0x200000 || *address >= (1ull << 32)))
     return Error{"kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB"};
+  if (cl.pack.randomize_raw_physically && codec != Codec::kRaw)
+    return Error{"kpack: --randomize-physical is for --raw (compressed images always randomize)"};
   return cl;
 }
 

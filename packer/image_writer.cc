@@ -20,6 +20,10 @@ void put(std::vector<uint8_t>& out, uint64_t offset, const T& value) {
   std::memcpy(out.data() + offset, &value, sizeof(T));
 }
 
+uint64_t floor_of(const KernelInput& input, const PackOptions& options) {
+  return options.kernel_address.value_or(input.kernel.physical.begin);
+}
+
 struct Payload {
   std::vector<uint8_t> bytes;
   uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
@@ -29,10 +33,12 @@ Result<Payload> build_payload(const KernelInput& input, const PackOptions& optio
                               const std::string& name) {
   Payload payload;
   const KernelHeaders& k = input.kernel;
+  uint64_t kernel_address = floor_of(input, options);
   if (options.compress.codec == Codec::kRaw) {
-    // The lowest segment must land on kernel_address when the image sits at the default address.
-    uint64_t segment_offset = options.kernel_address - kDefaultLoadAddress;
-    if (options.kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
+    // The lowest segment must land on kernel_address when the image sits at the default address;
+    // the zeros between the stub and it become a hole in the file (file_io.cc).
+    uint64_t segment_offset = kernel_address - kDefaultLoadAddress;
+    if (kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
       return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
     // A raw payload stores the whole span, gaps and bss included: refuse absurd spans before
     // allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
@@ -132,8 +138,10 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   info.payload_offset = payload_offset;
   info.payload_size = payload->bytes.size();
   info.image_size = protected_size;
-  info.min_kernel_address = options.kernel_address;
+  info.min_kernel_address = floor_of(input, options);
   info.kernel_alignment = input.kernel.alignment;
+  info.relocations_size = input.relocs.size();
+  info.flags = options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0;
   put(image, setup_size + stub_info_offset, info);
   boot::KernelInfo kernel_info{};
   kernel_info.header = boot::kKernelInfoMagic;

@@ -16,13 +16,16 @@ namespace kpack {
 
 // QEMU, and most loaders for a relocatable image, put the protected-mode part here.
 inline constexpr uint64_t kDefaultLoadAddress = 0x100000;
-// Where the kernel runs when nothing is in the way. The stock decompressor never goes below
-// 16 MiB; the kernel itself only needs 2 MiB alignment (see README, "Where the kernel runs").
-inline constexpr uint64_t kDefaultKernelAddress = 0x200000;
 
 struct PackOptions {
   CompressOptions compress;
-  uint64_t kernel_address = kDefaultKernelAddress;  // lowest address the kernel may run at
+  // The lowest physical address the kernel may run at. By default the kernel's own link address
+  // (CONFIG_PHYSICAL_START, 16 MiB on Debian), the floor the stock decompressor keeps: below it
+  // lies ZONE_DMA (see README, "Where the kernel runs").
+  std::optional<uint64_t> kernel_address;
+  // Raw images: move the kernel to a random physical slot at boot (one copy of it); compressed
+  // images always draw one unless the command line says nokaslr.
+  bool randomize_raw_physically = false;
   // Called after each compressed frame with the ELF bytes done so far and in all (for a progress
   // line); may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;

@@ -72,9 +72,15 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ra
   FreeMemory free;
   UnpackResult result;
   NoTrace trace;
+  // KASLR on, with fixed draws: the lowest physical slot (where nokaslr would put the kernel too)
+  // and the highest virtual offset, so the relocation table is applied and checked as well.
+  KaslrRequest kaslr;
+  kaslr.physical = kaslr.virtual_base = true;
+  kaslr.physical_random = 0;
+  kaslr.virtual_random = ~0ull;
   StubStatus status = free.add(Range{kMiB, ram_size});
   if (status.ok())
-    status = unpack_from_record(info, image.kpack_record_offset, load, free, ram, trace, &result);
+    status = unpack_from_record(info, image.kpack_record_offset, load, kaslr, free, ram, trace, &result);
   if (!status.ok()) {
     std::fprintf(out, "the stub halts: %s (0x%" PRIx64 ", 0x%" PRIx64 ")\n", status.message, status.a, status.b);
     return;
@@ -87,6 +93,10 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ra
     std::fprintf(out, ", one memmove of %" PRIu64 " bytes", result.moved);
   else
     std::fprintf(out, ", decoded %" PRIu64 " bytes straight to it", result.decoded);
+  if (result.physical_slots) std::fprintf(out, "; KASLR: %" PRIu64 " physical slots", result.physical_slots);
+  if (result.virtual_slots)
+    std::fprintf(out, ", %" PRIu64 " virtual offsets (%" PRIu64 " relocations applied)", result.virtual_slots,
+                 result.relocations);
   // The engine's promise, checked here too: nothing written over the stub and its record, nor (for
   // compressed payloads) over the payload it is still reading.
   bool raw = static_cast<Codec>(uint32_t{info.codec}) == Codec::kRaw;

@@ -3,9 +3,11 @@
 // one line on COM1.
 #include "asm_symbols.h"
 #include "boot_environment.h"
+#include "entropy.h"
 #include "exceptions.h"
 #include "halt.h"
 #include "paging.h"
+#include "relocation_table.h"
 #include "serial.h"
 #include "stub_record.h"
 
@@ -18,18 +20,33 @@ uint64_t rdtsc() {
   return lo | uint64_t{hi} << 32;
 }
 
-// The identity map covers 0..4 GiB plus the windows above it that paging.cc mapped for the
-// image, boot_params and the command line; the engine only writes below 4 GiB.
+// The CPU's physical address width (CPUID 0x80000008), capped at MAXMEM: nothing above it can be
+// mapped without setting reserved bits in a page-table entry.
+uint64_t physical_address_limit() {
+  uint32_t eax = 0x80000000, ebx, ecx, edx;
+  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx));
+  if (eax < 0x80000008) return 1ull << 36;
+  eax = 0x80000008;
+  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx));
+  uint64_t limit = 1ull << (eax & 0xFF);
+  return limit < kMaxPhysicalAddress ? limit : kMaxPhysicalAddress;
+}
+
+// Physical memory as the stub sees it: the identity map of 0..4 GiB, plus 1 GiB windows mapped on
+// demand above it (setup_data, or a kernel placed high by KASLR).
 class IdentityMemory final : public PhysicalMemory {
  public:
   const uint8_t* readable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
   uint8_t* writable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
 
  private:
-  static uint8_t* pointer(uint64_t addr, uint64_t size) {
-    if (!identity_mapped(addr, size)) return nullptr;
+  uint8_t* pointer(uint64_t addr, uint64_t size) {
+    Range wanted = range_of(addr, size);
+    if ((wanted.empty() && size) || wanted.end > limit_) return nullptr;
+    if (!identity_mapped(addr, size) && !map_identity(addr, size)) return nullptr;
     return reinterpret_cast<uint8_t*>(addr);
   }
+  uint64_t limit_ = physical_address_limit();
 };
 
 // With kpack.debug on the command line, each phase prints its TSC cycle count.
@@ -57,10 +74,27 @@ class DebugTrace final : public UnpackTrace {
   uint64_t start_;
 };
 
-bool debug_requested(const BootEnvironment& env) {
-  if (env.command_line.empty()) return false;
-  const char* text = reinterpret_cast<const char*>(env.command_line.begin);
-  return command_line_has(text, env.command_line.size() - 1, "kpack.debug");
+const char* command_line_text(const BootEnvironment& env) {
+  return reinterpret_cast<const char*>(env.command_line.begin);
+}
+uint64_t command_line_length(const BootEnvironment& env) {
+  return env.command_line.empty() ? 0 : env.command_line.size() - 1;
+}
+
+// KASLR as the stock decompressor does it unless the command line says nokaslr: both bases drawn
+// from boot_params, QEMU's SETUP_RNG_SEED node (read, never changed) and the CPU's entropy.
+KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment& env, IdentityMemory& memory) {
+  KaslrRequest kaslr;
+  kaslr.options = parse_kaslr_options(command_line_text(env), command_line_length(env));
+  if (kaslr.options.disabled) return kaslr;
+  uint64_t state = mix_entropy(0x6b7061636b61736cull, reinterpret_cast<const uint8_t*>(&params), sizeof(params));
+  if (const uint8_t* seed = memory.readable(env.rng_seed.begin, env.rng_seed.size()); seed && !env.rng_seed.empty())
+    state = mix_entropy(state, seed, env.rng_seed.size());
+  state = mix_cpu_entropy(state);
+  kaslr.physical = kaslr.virtual_base = true;
+  kaslr.physical_random = mix_entropy(state, 1);
+  kaslr.virtual_random = mix_entropy(state, 2);
+  return kaslr;
 }
 
 void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& result, uint64_t cycles) {
@@ -71,6 +105,18 @@ void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& re
   serial::write(", kernel at ");
   serial::write_hex(result.base);
   serial::write(result.in_place ? " (in place)" : "");
+  serial::write(", physical slots ");
+  serial::write_decimal(result.physical_slots);
+  serial::write(result.physical_fallback ? " (none fit: lowest fit)" : "");
+  serial::write(", virtual base ");
+  serial::write_hex(kStartKernelMap + result.kernel.physical.begin + result.virtual_offset);
+  serial::write(" (offset ");
+  serial::write_hex(result.virtual_offset);
+  serial::write(" of ");
+  serial::write_decimal(result.virtual_slots);
+  serial::write(" slots, ");
+  serial::write_decimal(result.relocations);
+  serial::write(" relocations)");
   serial::write(", entry ");
   serial::write_hex(result.entry);
   serial::write(", total cycles=");
@@ -91,15 +137,19 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   BootEnvironment env;
   StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env);
   if (!status.ok()) halt_with(status);
-  bool debug = debug_requested(env);
+  bool debug = command_line_has(command_line_text(env), command_line_length(env), "kpack.debug");
   DebugTrace trace(debug, start);
+  KaslrRequest kaslr = kaslr_request(*params, env, memory);
+  // The kernel randomizes its own memory regions only when told KASLR is on.
+  params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |
+                                               (kaslr.options.disabled ? 0 : boot::kKaslrFlag));
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.
   uint64_t base = reinterpret_cast<uint64_t>(image_base);
   uint64_t record_offset = reinterpret_cast<const uint8_t*>(record) - image_base;
   UnpackResult result;
-  status = unpack_from_record(*record, record_offset, base, env.free, memory, trace, &result);
+  status = unpack_from_record(*record, record_offset, base, kaslr, env.free, memory, trace, &result);
   if (!status.ok()) halt_with(status);
   if (debug) print_summary(*record, base, result, trace.total());
   return result.entry;

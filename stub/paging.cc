@@ -10,8 +10,10 @@ namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
 constexpr uint64_t kLowGiBs = 4;
-constexpr uint32_t kMaxWindows = 4;    // image (it may straddle a boundary), boot_params, command line
-constexpr uint32_t kMaxHighPdpts = 2;  // one per 512 GiB slot holding a window
+// Windows for the image (it may straddle a boundary), boot_params, the command line, setup_data, and
+// a kernel placed above 4 GiB (it may straddle too).
+constexpr uint32_t kMaxWindows = 8;
+constexpr uint32_t kMaxHighPdpts = 4;  // one per 512 GiB slot holding a window
 
 }  // namespace
 
@@ -102,6 +104,15 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
 }  // extern "C"
 
 namespace kpack {
+
+bool map_identity(uint64_t addr, uint64_t size) {
+  if (!map_range(&stub_page_tables, addr, size)) return false;
+  // New entries only ever replace non-present ones; reloading CR3 still drops any stale
+  // paging-structure cache entry, for the price of one TLB flush.
+  uint64_t cr3;
+  asm volatile("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3) : : "memory");
+  return true;
+}
 
 bool identity_mapped(uint64_t addr, uint64_t size) {
   if (addr + size < addr) return false;

@@ -68,15 +68,47 @@ TEST_CASE("the environment is usable RAM above 1 MiB minus everything the loader
   CHECK(env.free.at(env.free.count() - 1).end == 64 << 20);
 }
 
-TEST_CASE("reserved e820 entries inside RAM entries are excluded, and memory above 4 GiB ignored") {
+TEST_CASE("reserved e820 entries inside RAM entries are excluded; RAM above 4 GiB counts up to MAXMEM") {
   Machine m;
   m.add_e820(0x800000, 0x1000, 2);
   m.add_e820(0x100000000ull, 0x40000000, boot::kE820Ram);
+  m.add_e820(kMaxPhysicalAddress - 0x200000, 0x400000, boot::kE820Ram);  // straddles 64 TiB
   BootEnvironment env;
   REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
   CHECK_FALSE(is_free(env, 0x800000, 0x801000));
   CHECK(is_free(env, 0x801000, 0x900000));
-  CHECK(env.free.at(env.free.count() - 1).end == 64 << 20);
+  CHECK(is_free(env, 0x100000000ull, 0x140000000ull));
+  CHECK(env.free.at(env.free.count() - 1).begin == kMaxPhysicalAddress - 0x200000);
+  CHECK(env.free.at(env.free.count() - 1).end == kMaxPhysicalAddress);
+}
+
+TEST_CASE("setup_data: SETUP_INDIRECT targets stay out of free memory, the RNG seed is found") {
+  Machine m;
+  boot::SetupData indirect{};
+  indirect.next = 0x2100000;
+  indirect.type = boot::kSetupIndirect;
+  indirect.len = sizeof(boot::SetupIndirect);
+  boot::SetupIndirect body{};
+  body.type = 1;
+  body.addr = 0x2800000;
+  body.len = 0x5000;
+  std::memcpy(m.memory->at(0x2000000), &indirect, sizeof(indirect));
+  std::memcpy(m.memory->at(0x2000000 + sizeof(indirect)), &body, sizeof(body));
+  boot::SetupData seed{};
+  seed.type = boot::kSetupRngSeed;
+  seed.len = 32;
+  std::memcpy(m.memory->at(0x2100000), &seed, sizeof(seed));
+  m.params.hdr.setup_data = 0x2000000;
+
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
+  CHECK(env.setup_data_nodes == 2);
+  CHECK_FALSE(is_free(env, 0x2800000, 0x2800001));
+  CHECK_FALSE(is_free(env, 0x2804fff, 0x2805000));
+  CHECK(is_free(env, 0x2805000, 0x2806000));
+  CHECK(env.rng_seed.begin == 0x2100000 + sizeof(boot::SetupData));
+  CHECK(env.rng_seed.size() == 32);
+  CHECK_FALSE(is_free(env, 0x2100000, 0x2100000 + 16 + 32));
 }
 
 TEST_CASE("a broken hand-over is an error with its own message") {
@@ -88,7 +120,7 @@ TEST_CASE("a broken hand-over is an error with its own message") {
   };
   { Machine m; m.params.e820_entries = 0; expect(m, "the loader passed no e820 memory map"); }
   { Machine m; m.params.e820_entries = 200; expect(m, "e820 map has too many entries"); }
-  { Machine m; m.params.hdr.setup_data = 0x200000000ull; expect(m, "setup_data above 4 GiB"); }
+  { Machine m; m.params.hdr.setup_data = 0x200000000ull; expect(m, "setup_data is not in memory"); }
   { Machine m; m.params.hdr.setup_data = 0x8000000; expect(m, "setup_data is not in memory"); }
   {
     Machine m;  // a node pointing at itself

@@ -236,7 +236,7 @@ TEST_CASE("a kpack record is found and checked") {
   auto wrong_version = info;
   wrong_version.version = 7;
   CHECK(error_of(make_bzimage(payload, {.stub_info = wrong_version})) ==
-        "bzImage: written by a kpack with record version 7, this kpack reads version 1 (kpack record at 0xb00)");
+        "bzImage: written by a kpack with record version 7, this kpack reads version 2 (kpack record at 0xb00)");
   auto wrong_size = info;
   wrong_size.payload_size = payload.size() - 1;
   CHECK(contains(error_of(make_bzimage(payload, {.stub_info = wrong_size})), "disagrees with the setup header"));
@@ -253,7 +253,7 @@ TEST_CASE("a kpack record is found and checked") {
   auto small_image = info;
   small_image.image_size = 0x80;
   CHECK(error_of(make_bzimage(payload, {.stub_info = small_image})) ==
-        "bzImage: the kpack record's image size does not cover the stub (0x80, 0x138) (kpack record at 0xb00)");
+        "bzImage: the kpack record's image size does not cover the stub (0x80, 0x148) (kpack record at 0xb00)");
   auto past_file = info;
   past_file.image_size = kStubBytes + payload.size() + 1;
   CHECK(contains(error_of(make_bzimage(payload, {.stub_info = past_file})),

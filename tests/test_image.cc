@@ -72,13 +72,15 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint32_t>(image, setup_size + kernel_info + 4) == 16);
     StubInfo info = test::get<StubInfo>(image, setup_size + blobs.stub.size());
     CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
-    CHECK(info.version == 1);
+    CHECK(info.version == 2);
     CHECK(info.codec == static_cast<uint32_t>(codec));
     CHECK(info.payload_offset == payload_offset);
     CHECK(info.payload_size == payload_length);
     CHECK(info.image_size == protected_size);
-    CHECK(info.min_kernel_address == 0x200000);
+    CHECK(info.min_kernel_address == input.kernel.physical.begin);  // the link address: 16 MiB
     CHECK(info.kernel_alignment == 0x200000);
+    CHECK(info.relocations_size == input.relocs.size());
+    CHECK(info.flags == 0);
   }
 }
 
@@ -97,7 +99,7 @@ TEST_CASE("payloads start with the codec's standard frame magic") {
   }
 }
 
-TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment sits at its run address") {
+TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment sits at its link address") {
   KernelInput input = synthetic_input();
   std::vector<uint8_t> image = pack(input, Codec::kRaw);
   uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
@@ -105,12 +107,12 @@ TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment si
   const KernelHeaders& k = input.kernel;
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
-    uint64_t run_address = 0x200000 + (s.paddr - k.physical.begin);
+    uint64_t run_address = s.paddr;
     uint64_t file_offset = setup_size + (run_address - load);
     CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
   }
   // bss is stored as zeros, so nothing past the file needs clearing.
-  CHECK(image.size() - setup_size >= 0x200000 - load + k.span());
+  CHECK(image.size() - setup_size >= k.physical.begin - load + k.span());
 }
 
 TEST_CASE("extract gives back the kernel of a packed image, for every codec") {

@@ -95,8 +95,7 @@ TEST_CASE("relocate_kernel: 64-bit, inverse and 32-bit places at the edges of se
 
   std::vector<uint8_t> bytes = table_of({0, va(first64), va(last64), 0, va(inverse), 0, va(last32)});
   RelocationTable t;
-  REQUIRE(parse_relocation_table(bytes.data(), bytes.size(), &t).ok());
-  REQUIRE(relocate_kernel(t, p.kernel, p.base, kDelta, *p.memory).ok());
+  REQUIRE(relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, kDelta, *p.memory, &t).ok());
   CHECK(p.u64(first64) == before64a + kDelta);
   CHECK(p.u64(last64) == before64b + kDelta);
   CHECK(p.u32(inverse) == static_cast<uint32_t>(before_inverse - kDelta));
@@ -114,9 +113,25 @@ TEST_CASE("relocate_kernel: the per-CPU segment is reached through its load addr
   uint64_t before = p.u64(place);
   std::vector<uint8_t> bytes = table_of({0, va(place), 0, 0});
   RelocationTable t;
-  REQUIRE(parse_relocation_table(bytes.data(), bytes.size(), &t).ok());
-  REQUIRE(relocate_kernel(t, p.kernel, p.base, kDelta, *p.memory).ok());
+  REQUIRE(relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, kDelta, *p.memory, &t).ok());
   CHECK(p.u64(place) == before + kDelta);
+}
+
+TEST_CASE("relocate_kernel: an unsorted list is checked just as well") {
+  Placed p;
+  const LoadSegment& text = p.kernel.segments[0];
+  const LoadSegment& data = p.kernel.segments[1];
+  uint64_t a = data.paddr + 8, b = text.paddr + 16;  // descending, across segments
+  uint64_t before_a = p.u64(a), before_b = p.u64(b);
+  std::vector<uint8_t> bytes = table_of({0, va(a), va(b), 0});
+  RelocationTable t;
+  REQUIRE(relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, kDelta, *p.memory, &t).ok());
+  CHECK(p.u64(a) == before_a + kDelta);
+  CHECK(p.u64(b) == before_b + kDelta);
+  std::vector<uint8_t> bad = table_of({0, va(a), va(0x1100000), va(b), 0});  // the middle one is in a gap
+  StubStatus s = relocate_kernel(bad.data(), bad.size(), p.kernel, p.base, kDelta, *p.memory, &t);
+  REQUIRE_FALSE(s.ok());
+  CHECK(p.u64(a) == before_a + kDelta);  // unchanged by the refused table
 }
 
 TEST_CASE("relocate_kernel: a target outside the file-backed kernel stops it before any write") {
@@ -134,24 +149,51 @@ TEST_CASE("relocate_kernel: a target outside the file-backed kernel stops it bef
     uint64_t before = p.u64(good);
     std::vector<uint8_t> bytes = table_of({0, va(good), va(bad), 0, 0});
     RelocationTable t;
-    REQUIRE(parse_relocation_table(bytes.data(), bytes.size(), &t).ok());
-    StubStatus s = relocate_kernel(t, p.kernel, p.base, kDelta, *p.memory);
+    StubStatus s = relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, kDelta, *p.memory, &t);
     REQUIRE_FALSE(s.ok());
     CHECK(std::string(s.message) == "relocation target outside the kernel");
     CHECK(p.u64(good) == before);  // the valid entry before it was not applied either
   }
 }
 
+TEST_CASE("relocate_kernel: a bad entry in the last list reverts the lists already patched") {
+  Placed p;
+  uint64_t a = p.kernel.segments[0].paddr + 0x40, b = p.kernel.segments[1].paddr + 0x80;
+  uint64_t before_a = p.u64(a), before_b = p.u64(b);
+  // 64-bit list {a}, inverse list {b, outside}, 32-bit list {a + 8}: the inverse list goes last.
+  for (uint32_t bad : {va(0xF00000), 0u}) {
+    CAPTURE(bad);
+    std::vector<uint8_t> bytes = table_of({0, va(a), 0, va(b), bad, 0, va(a + 8)});
+    RelocationTable t;
+    StubStatus s = relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, kDelta, *p.memory, &t);
+    REQUIRE_FALSE(s.ok());
+    CHECK(std::string(s.message) == (bad ? "relocation target outside the kernel"
+                                         : "relocation table has more than three 0 words"));
+    CHECK(p.u64(a) == before_a);
+    CHECK(p.u64(b) == before_b);
+    CHECK(p.u64(a + 8) == p.u64(a + 8));
+  }
+  uint64_t before_a8 = p.u64(a + 8);
+  std::vector<uint8_t> good = table_of({0, va(a), 0, va(b), 0, va(a + 8)});
+  RelocationTable t;
+  REQUIRE(relocate_kernel(good.data(), good.size(), p.kernel, p.base, kDelta, *p.memory, &t).ok());
+  CHECK(t.format == RelocationFormat::kWithInverse32);
+  CHECK(t.count64() == 1);
+  CHECK(t.count_inverse32() == 1);
+  CHECK(t.count32() == 1);
+  CHECK(p.u64(a) == before_a + kDelta);
+  CHECK(load_le<uint32_t>(p.memory->at(p.at(b))) == static_cast<uint32_t>(before_b - kDelta));
+  CHECK(load_le<uint32_t>(p.memory->at(p.at(a + 8))) == static_cast<uint32_t>(before_a8 + kDelta));
+}
+
 TEST_CASE("relocate_kernel: a zero offset or empty lists write nothing") {
   Placed p;
   std::vector<uint8_t> bytes = table_of({0, va(p.kernel.segments[0].paddr), 0, 0});
   RelocationTable t;
-  REQUIRE(parse_relocation_table(bytes.data(), bytes.size(), &t).ok());
-  REQUIRE(relocate_kernel(t, p.kernel, p.base, 0, *p.memory).ok());
+  REQUIRE(relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, 0, *p.memory, &t).ok());
   CHECK(p.memory->granted().empty());
   std::vector<uint8_t> empty = table_of({0, 0});
-  REQUIRE(parse_relocation_table(empty.data(), empty.size(), &t).ok());
   uint64_t before = p.u64(p.kernel.segments[0].paddr);
-  REQUIRE(relocate_kernel(t, p.kernel, p.base, kDelta, *p.memory).ok());
+  REQUIRE(relocate_kernel(empty.data(), empty.size(), p.kernel, p.base, kDelta, *p.memory, &t).ok());
   CHECK(p.u64(p.kernel.segments[0].paddr) == before);
 }

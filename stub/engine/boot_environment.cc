@@ -11,10 +11,10 @@ StubStatus add_usable_ram(const boot::BootParams& params, FreeMemory& free) {
     const boot::E820Entry& e = params.e820_table[i];
     if (e.type != boot::kE820Ram) continue;
     Range r = range_of(e.addr, e.size);
-    if (r.end > kAddressLimit) r.end = kAddressLimit;
+    if (r.end > kMaxPhysicalAddress) r.end = kMaxPhysicalAddress;
     if (r.begin < kLowestUsable) r.begin = kLowestUsable;
-    // Entirely above 4 GiB (or below 1 MiB): skip it, also because aligning a begin near 2^64 up
-    // would wrap to 0 and turn the entry into "all of 0..4 GiB is RAM".
+    // Entirely above MAXMEM (or below 1 MiB): skip it, also because aligning a begin near 2^64 up
+    // would wrap to 0 and turn the entry into "all of memory is RAM".
     if (r.empty()) continue;
     KPACK_TRY(free.add(Range{align_up(r.begin, 4096), align_down(r.end, 4096)}));
   }
@@ -65,15 +65,25 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
     KPACK_TRY(env.free.remove(env.initrd));
   }
 
+  // Every node, and the data a SETUP_INDIRECT node points at, stays where the loader put it.
   for (uint64_t node = params.hdr.setup_data; node; ++env.setup_data_nodes) {
     if (env.setup_data_nodes == kMaxSetupDataNodes) return fail("setup_data list too long or circular");
-    if (node >= kAddressLimit) return fail("setup_data above 4 GiB", node);
     const uint8_t* bytes = memory.readable(node, sizeof(boot::SetupData));
     if (!bytes) return fail("setup_data is not in memory", node);
     const auto& header = *reinterpret_cast<const boot::SetupData*>(bytes);
+    uint64_t data = node + sizeof(boot::SetupData);
     Range whole = range_of(node, sizeof(boot::SetupData) + uint64_t{header.len});
     if (whole.empty()) return fail("setup_data wraps around", node);
     KPACK_TRY(env.free.remove(whole));
+    if (header.type == boot::kSetupIndirect && header.len >= sizeof(boot::SetupIndirect)) {
+      const uint8_t* body = memory.readable(data, sizeof(boot::SetupIndirect));
+      if (!body) return fail("SETUP_INDIRECT node is not in memory", node);
+      const auto& indirect = *reinterpret_cast<const boot::SetupIndirect*>(body);
+      Range target = range_of(indirect.addr, indirect.len);
+      if (target.empty() && indirect.len) return fail("SETUP_INDIRECT data wraps around", indirect.addr);
+      KPACK_TRY(env.free.remove(target));
+    }
+    if (header.type == boot::kSetupRngSeed) env.rng_seed = range_of(data, header.len);
     node = header.next;
   }
   *out = env;

@@ -6,19 +6,20 @@
 
 #include "formats/boot_params.h"
 #include "free_memory.h"
+#include "kaslr.h"
 #include "physical_memory.h"
 #include "status.h"
 
 namespace kpack {
 
-inline constexpr uint64_t kAddressLimit = 1ull << 32;  // the stub's identity map ends here
 inline constexpr uint32_t kMaxSetupDataNodes = 256;
 inline constexpr uint64_t kLowestUsable = 0x100000;  // below 1 MiB live BIOS data, the setup code and its stack
 
 struct BootEnvironment {
-  FreeMemory free;          // usable RAM below 4 GiB, above 1 MiB, minus the live ranges
+  FreeMemory free;          // usable RAM from 1 MiB up to 64 TiB (MAXMEM), minus the live ranges
   Range command_line;       // empty when there is none
   Range initrd;             // empty when there is none
+  Range rng_seed;           // the SETUP_RNG_SEED node's bytes; empty when there is none
   uint32_t setup_data_nodes = 0;
 };
 

@@ -40,10 +40,11 @@ struct RelocationTable {
 StubStatus parse_relocation_table(const uint8_t* bytes, uint64_t size, RelocationTable* out);
 
 // Moves the virtual base of the kernel placed at physical `base` up by `delta` (a multiple of
-// 2 MiB, the KASLR virtual offset): 64-bit and 32-bit places get delta added, inverse 32-bit places
-// get it subtracted. Every target must lie inside the file-backed bytes of a segment; all are
-// checked before the first is written, so a bad table leaves the kernel untouched.
-StubStatus relocate_kernel(const RelocationTable& table, const KernelHeaders& kernel, uint64_t base, uint64_t delta,
-                           PhysicalMemory& memory);
+// 2 MiB, the KASLR virtual offset) with the table in `size` bytes at `bytes`: 64-bit and 32-bit
+// places get delta added, inverse 32-bit places get it subtracted. The table is parsed and every
+// target checked to lie inside the file-backed bytes of a segment before the first is written, so
+// a bad table leaves the kernel untouched. `applied` receives the parsed table.
+StubStatus relocate_kernel(const uint8_t* bytes, uint64_t size, const KernelHeaders& kernel, uint64_t base,
+                           uint64_t delta, PhysicalMemory& memory, RelocationTable* applied);
 
 }  // namespace kpack

@@ -7,6 +7,7 @@ namespace {
 
 constexpr uint64_t kMaxImageSize = 0xFFFFFFFFull;       // the setup header's sizes are 32-bit
 constexpr uint64_t kMaxKernelAlignment = 1ull << 30;    // the stub maps and places in 2 MiB..1 GiB steps
+constexpr uint64_t kMaxRelocationTable = 16ull << 20;   // Debian's kernels carry ~0.2-0.5 MiB
 
 }  // namespace
 
@@ -29,12 +30,17 @@ StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset) {
     return fail("the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB", alignment);
   if (info.min_kernel_address >= kHighestSegmentEnd)
     return fail("the kpack record's lowest kernel address is above 4 GiB", info.min_kernel_address);
+  uint64_t relocations = info.relocations_size;
+  bool raw = info.codec == static_cast<uint32_t>(Codec::kRaw);
+  if (relocations % 4 || relocations > kMaxRelocationTable || (raw && relocations > payload_size))
+    return fail("the kpack record's relocation table size is not whole words that fit the payload", relocations);
+  if (info.flags & ~kStubRandomizeRawPhysically) return fail("unknown flags in the kpack record", info.flags);
   return StubStatus::success();
 }
 
 StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint64_t image_base,
-                              const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace,
-                              UnpackResult* result) {
+                              const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
+                              UnpackTrace& trace, UnpackResult* result) {
   KPACK_TRY(check_stub_record(info, record_offset));
   UnpackRequest request;
   request.codec = static_cast<Codec>(uint32_t{info.codec});
@@ -44,6 +50,11 @@ StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint
   if (request.image.empty() || request.payload_addr < image_base)
     return fail("the image wraps around the address space", image_base, info.image_size);
   request.min_kernel_address = info.min_kernel_address;
+  request.relocations_size = info.relocations_size;
+  request.kaslr = kaslr;
+  bool raw = request.codec == Codec::kRaw;
+  // Raw payloads run where they were loaded unless the packer asked for the copy a random slot costs.
+  if (raw && !(info.flags & kStubRandomizeRawPhysically)) request.kaslr.physical = false;
   return unpack_kernel(request, free, memory, trace, result);
 }
 

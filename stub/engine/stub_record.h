@@ -18,9 +18,10 @@ namespace kpack {
 // version, the codec, that the image holds the stub, the record and the payload, and the alignment.
 StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset);
 
-// Checks the record, then unpacks the kernel of the protected-mode part loaded at `image_base`.
+// Checks the record, then unpacks the kernel of the protected-mode part loaded at `image_base`,
+// randomized as `kaslr` asks (a raw image moves to a random slot only if its record says so).
 StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint64_t image_base,
-                              const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace,
-                              UnpackResult* result);
+                              const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
+                              UnpackTrace& trace, UnpackResult* result);
 
 }  // namespace kpack

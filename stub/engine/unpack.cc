@@ -2,9 +2,13 @@
 
 #include "arena.h"
 #include "frame_decoder.h"
+#include "relocation_table.h"
 
 namespace kpack {
 namespace {
+
+// The work area stays below 4 GiB, inside the stub's identity map of the low memory.
+constexpr uint64_t kWorkAreaLimit = 1ull << 32;
 
 uint64_t destination_of(const UnpackResult& r, const LoadSegment& s) {
   return r.base + (s.paddr - r.kernel.physical.begin);
@@ -23,8 +27,30 @@ StubStatus zero_tails(UnpackResult& r, PhysicalMemory& memory) {
   return StubStatus::success();
 }
 
+// The kernel's physical address in `room`: a uniformly drawn slot when asked (and one exists
+// within what the command line allows), else the lowest fit at or above the floor.
+StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, UnpackResult& r) {
+  const KernelHeaders& k = r.kernel;
+  if (request.kaslr.physical) {
+    FreeMemory allowed = room;
+    KPACK_TRY(apply_kaslr_options(request.kaslr.options, allowed));
+    if (!request.kaslr.options.too_many_memmaps)
+      r.physical_slots = count_slots(allowed, k.span(), k.alignment, request.min_kernel_address, kMaxPhysicalAddress);
+    if (r.physical_slots) {
+      r.base = slot_address(allowed, k.span(), k.alignment, request.min_kernel_address, kMaxPhysicalAddress,
+                            request.kaslr.physical_random % r.physical_slots);
+      return StubStatus::success();
+    }
+    r.physical_fallback = true;
+  }
+  if (!room.lowest_fit(k.span(), k.alignment, request.min_kernel_address, &r.base))
+    return fail("no room for the kernel in memory", k.span());
+  return StubStatus::success();
+}
+
 // A raw payload is laid out so its segments sit at run addresses relative to each other; when the
-// loader put it at a suitable address nothing moves, otherwise one memmove takes it elsewhere.
+// loader put it at a suitable address nothing moves, otherwise (or when a random physical slot is
+// asked for) one memmove takes it elsewhere.
 StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
                       UnpackTrace& trace, UnpackResult& r) {
   const KernelHeaders& k = r.kernel;
@@ -32,16 +58,19 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   uint64_t source = request.payload_addr + k.segments[0].offset;
   uint64_t length = k.file_end - k.segments[0].offset;
   // Everything before the first segment (stub, headers) stays live; the segments may be moved over.
+  // The relocation table after them may lie in the kernel's own bss: zeroing the bss waits until
+  // the table has been applied. A moved kernel must not land on it, though.
   FreeMemory room = free;
   KPACK_TRY(room.remove(Range{request.image.begin, source}));
   KPACK_TRY(room.remove(r.work));
-  if (source % k.alignment == 0 && source >= request.min_kernel_address &&
+  if (!request.kaslr.physical && source % k.alignment == 0 && source >= request.min_kernel_address &&
       room.contains(range_of(source, k.span()))) {
     r.base = source;
     r.in_place = true;
   } else {
-    if (!room.lowest_fit(k.span(), k.alignment, request.min_kernel_address, &r.base))
-      return fail("no room for the kernel in memory", k.span());
+    KPACK_TRY(room.remove(range_of(request.payload_addr + request.payload_size - request.relocations_size,
+                                   request.relocations_size)));
+    KPACK_TRY(place_kernel(request, room, r));
     const uint8_t* from = memory.readable(source, length);
     uint8_t* to = memory.writable(r.base, length);
     if (!from || !to) return fail("cannot move the raw kernel", source, r.base);
@@ -49,18 +78,17 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
     r.moved = length;
   }
   trace.phase(r.in_place ? "raw in place" : "raw moved", r.moved);
-  return zero_tails(r, memory);
+  return StubStatus::success();
 }
 
 StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
                              UnpackTrace& trace, UnpackResult& r, FrameDecoder& decoder, uint8_t* scratch,
-                             const uint8_t* payload, uint64_t cursor) {
+                             const uint8_t* payload, uint64_t& cursor) {
   const KernelHeaders& k = r.kernel;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(r.work));
-  if (!room.lowest_fit(k.span(), k.alignment, request.min_kernel_address, &r.base))
-    return fail("no room for the kernel in memory", k.span());
+  KPACK_TRY(place_kernel(request, room, r));
   trace.phase("placed", k.span());
 
   uint64_t file_at = k.segments[0].offset;
@@ -86,7 +114,19 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
     file_at = s.offset + s.filesz;
     trace.phase("segment", s.filesz);
   }
-  return zero_tails(r, memory);
+  return StubStatus::success();
+}
+
+// Moves the kernel's virtual base by a random offset with the relocation table at `table`.
+StubStatus randomize_virtual_base(const UnpackRequest& request, const uint8_t* table, PhysicalMemory& memory,
+                                  UnpackTrace& trace, UnpackResult& r) {
+  RelocationTable relocations;
+  r.virtual_offset = random_virtual_offset(r.kernel.physical.begin, r.kernel.span(), request.kaslr.virtual_random,
+                                           &r.virtual_slots);
+  KPACK_TRY(relocate_kernel(table, request.relocations_size, r.kernel, r.base, r.virtual_offset, memory, &relocations));
+  r.relocations = r.virtual_offset ? relocations.entries() : 0;
+  trace.phase("relocated", r.relocations);
+  return StubStatus::success();
 }
 
 }  // namespace
@@ -98,22 +138,31 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   if (!payload || request.payload_size == 0) return fail("payload is not in memory", request.payload_addr);
   if (!request.image.contains(range_of(request.payload_addr, request.payload_size)))
     return fail("payload lies outside the image", request.payload_addr);
+  bool virtual_base = request.kaslr.virtual_base && request.relocations_size;
+  bool compressed = request.codec != Codec::kRaw;
 
-  // The work area (scratch window and codec state) goes high, out of the way of the kernel.
+  // The work area (scratch window, codec state, and a decoded relocation table) goes high, out of
+  // the way of the kernel, but below 4 GiB.
+  uint64_t table_room = virtual_base && compressed ? align_up(request.relocations_size, 4096) : 0;
+  uint64_t work_size = kWorkSize + table_room;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
+  KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
   uint64_t work = 0;
-  if (!room.highest_fit(kWorkSize, 4096, &work)) return fail("no room for the stub's work area", kWorkSize);
-  r.work = range_of(work, kWorkSize);
-  uint8_t* work_bytes = memory.writable(work, kWorkSize);
+  if (!room.highest_fit(work_size, 4096, &work)) return fail("no room for the stub's work area", work_size);
+  r.work = range_of(work, work_size);
+  uint8_t* work_bytes = memory.writable(work, work_size);
   if (!work_bytes) return fail("work area is not writable", work);
   uint8_t* scratch = work_bytes;
   Arena arena(work_bytes + kScratchSize, kArenaSize);
+  const uint8_t* table = nullptr;
 
-  if (request.codec == Codec::kRaw) {
-    KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size, &r.kernel));
+  if (!compressed) {
+    KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size,
+                                   &r.kernel));
     trace.phase("headers", r.kernel.headers_end);
     KPACK_TRY(unpack_raw(request, free, memory, trace, r));
+    table = payload + request.payload_size - request.relocations_size;
   } else {
     FrameDecoder decoder;
     KPACK_TRY(decoder.init(request.codec, arena));
@@ -123,8 +172,19 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     if (produced != r.kernel.segments[0].offset)
       return fail("first payload frame does not end where the first segment starts", produced);
     trace.phase("headers", produced);
-    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, scratch, payload, consumed));
+    uint64_t cursor = consumed;
+    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, scratch, payload, cursor));
+    if (virtual_base) {
+      // The relocation table is the frame after the last segment's (stock images carry it there too).
+      uint8_t* decoded_table = work_bytes + kWorkSize;
+      KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, decoded_table,
+                               request.relocations_size, true, &consumed, &produced));
+      table = decoded_table;
+      trace.phase("relocation table", produced);
+    }
   }
+  if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));
+  KPACK_TRY(zero_tails(r, memory));
   r.entry = r.base + (r.kernel.entry - r.kernel.physical.begin);
   *result = r;
   return StubStatus::success();

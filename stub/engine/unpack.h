@@ -8,6 +8,7 @@
 
 #include "formats/kpack_image.h"
 #include "free_memory.h"
+#include "kaslr.h"
 #include "kernel_headers.h"
 #include "physical_memory.h"
 #include "status.h"
@@ -16,7 +17,16 @@ namespace kpack {
 
 inline constexpr uint64_t kScratchSize = 64 * 1024;     // ELF headers and the bytes between segments
 inline constexpr uint64_t kArenaSize = 448 * 1024;      // codec state (zstd's context is ~94 KiB)
-inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;
+inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;  // plus the relocation table, when decoded
+
+// What randomization the run should do, and the random numbers it draws with.
+struct KaslrRequest {
+  bool physical = false;        // a random physical slot (compressed payloads; raw only when asked)
+  bool virtual_base = false;    // a random virtual offset, applied with the relocation table
+  uint64_t physical_random = 0;
+  uint64_t virtual_random = 0;
+  KaslrOptions options;         // mem=, memmap=, hugepages= from the command line
+};
 
 struct UnpackRequest {
   Codec codec = Codec::kRaw;
@@ -24,6 +34,8 @@ struct UnpackRequest {
   uint64_t payload_size = 0;
   Range image;                // the whole loaded protected-mode part (stub, payload)
   uint64_t min_kernel_address = 0;
+  uint64_t relocations_size = 0;  // the relocation table's bytes after the ELF in the payload
+  KaslrRequest kaslr;
 };
 
 struct UnpackResult {
@@ -34,6 +46,11 @@ struct UnpackResult {
   bool in_place = false;    // raw only: the segments were already where they run
   uint64_t moved = 0;       // bytes copied besides decoder output (raw not in place)
   uint64_t decoded = 0;     // bytes written by decoders
+  uint64_t physical_slots = 0;   // the random physical slot was one of these (0: not drawn)
+  bool physical_fallback = false;  // asked to randomize, but no slot fit: the lowest fit instead
+  uint64_t virtual_offset = 0;   // added to the kernel's virtual base (0: not moved)
+  uint64_t virtual_slots = 0;
+  uint64_t relocations = 0;      // entries applied
 };
 
 // Called after each phase, so the stub can time it and print it with kpack.debug.

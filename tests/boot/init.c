@@ -9,10 +9,16 @@
  * to userspace and is repeatable; comparing two images of the same kernel gives the cost of
  * whatever ran before the kernel. (glibc's static start-up code runs before main; it is a few
  * thousand instructions and identical for every image, so it cancels out.)
+ *
+ * After the marker it prints where the kernel runs, for the KASLR tests:
+ *   KPACK_KASLR text=<virtual _text from /proc/kallsyms> code=<physical "Kernel code" from /proc/iomem>
+ * and with kpack.panic on the command line it crashes the kernel on purpose (sysrq c), so the panic
+ * message shows whether the kernel saw KASLR ("Kernel Offset: 0x..." or "Kernel Offset: disabled").
  */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -39,6 +45,42 @@ static int open_console(void)
     return -1;
 }
 
+/* The first line of `path` containing `needle`, into `out`; empty when there is none. */
+static void find_line(const char *path, const char *needle, char *out, size_t size)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, needle)) {
+            snprintf(out, size, "%s", line);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* "KPACK_KASLR text=ffffffff81000000 code=01000000" from kallsyms' "ADDR T _text" and iomem's
+ * "  START-END : Kernel code". */
+static int kaslr_line(char *out, size_t size)
+{
+    char text[256], code[256], cmdline[1024];
+    find_line("/proc/kallsyms", " T _text\n", text, sizeof text);
+    find_line("/proc/iomem", "Kernel code", code, sizeof code);
+    find_line("/proc/cmdline", "", cmdline, sizeof cmdline);
+    char *text_end = strchr(text, ' ');
+    if (text_end)
+        *text_end = 0;
+    char *code_start = code + strspn(code, " ");
+    char *code_end = strchr(code_start, '-');
+    if (code_end)
+        *code_end = 0;
+    return snprintf(out, size, "KPACK_KASLR text=%s code=%s panic=%d\n", text, code_start,
+                    strstr(cmdline, "kpack.panic") != NULL);
+}
+
 int main(void)
 {
     uint64_t tsc = read_tsc();
@@ -56,7 +98,23 @@ int main(void)
         /* One write() so the marker is never split by interleaved kernel messages. */
         ssize_t unused = write(fd, line, (size_t)len);
         (void)unused;
+    }
+
+    /* Where the kernel runs, once the marker's TSC is taken: reading /proc costs instructions. */
+    (void)mount("proc", "/proc", "proc", 0, NULL);
+    char kaslr[128];
+    int kaslr_len = kaslr_line(kaslr, sizeof kaslr);
+    if (fd >= 0) {
+        ssize_t unused = write(fd, kaslr, (size_t)kaslr_len);
+        (void)unused;
         close(fd);
+    }
+    if (strstr(kaslr, "panic=1")) {
+        int sysrq = open("/proc/sysrq-trigger", O_WRONLY);
+        if (sysrq >= 0) {
+            ssize_t unused = write(sysrq, "c", 1);
+            (void)unused;
+        }
     }
 
     sync();
