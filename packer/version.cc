@@ -1,7 +1,7 @@
 // kpack --version: kpack's own version and the codec libraries it was built with. The stub links
 // the static archives of the very same -dev packages, so the built-with versions are also what the
-// stub decodes with; the packer runs on the shared libraries, whose versions are shown when a later
-// package upgrade made them differ.
+// stub decodes with. The packer runs on the shared zlib, zstd and xz libraries (lz4 is linked in
+// statically), whose running versions are shown when a later package upgrade made them differ.
 #include "version.h"
 
 #include <lz4.h>

@@ -14,6 +14,8 @@ pkgs=(
     lz4 zstd xz-utils                                  # reference (de)compressors for tests
     clang libclang-rt-14-dev                           # libFuzzer targets (the runtime is only a Recommends)
     python3                                            # bad-input tests: malformed ELF generator
+    debhelper lintian                                  # the Debian package (scripts/build-deb.sh) and its check
+    bash-completion man-db systemd                     # install tests: completion loader, man -l, kernel-install
     linux-source-6.1 bc flex bison libelf-dev libssl-dev  # relocs test: builds a tinyconfig kernel (tests/relocs)
 )
 

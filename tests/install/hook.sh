@@ -7,7 +7,8 @@
 # from the package's own maintainer scripts with /etc/kernel pointed into the root.
 #
 #   enabled         KPACK_HOOK=yes: /boot/vmlinuz-VERSION becomes a kpack image, which boots to
-#                   /init; then disabling and `sync` restore the stock file byte for byte, and the
+#                   /init; then disabling and `sync` restore the stock file byte for byte, (with the
+#                   .deb) kpack's prerm restores it and its postinst packs it again, and the
 #                   kernel's removal (postrm hooks) leaves no stock copy behind
 #   disabled        the default configuration: the stock kernel stays, untouched, and boots
 #   failure         kpack dies part-way (file-size limit): the hook exits non-zero with one line,
@@ -98,6 +99,15 @@ case $case in
         configure KPACK_HOOK yes
         "$KPACK_HOOK_PROGRAM" sync
         is_kpack_image "$image" || fail "sync did not pack $image"
+        if [[ -n ${KPACK_TEST_DEB:-} ]]; then
+            # kpack's own maintainer scripts: removing the package restores every stock kernel, and
+            # configuring it applies /etc/default/kpack again.
+            dpkg-deb -e "$KPACK_TEST_DEB" "$work/kpack-control"
+            PATH=$stage/usr/sbin:$PATH sh -e "$work/kpack-control/prerm" remove
+            same_as_stock || fail "removing kpack (its prerm) did not restore the stock kernel"
+            PATH=$stage/usr/sbin:$PATH sh -e "$work/kpack-control/postinst" configure
+            is_kpack_image "$image" || fail "kpack's postinst did not pack the kernel again"
+        fi
         rm "$image"
         run_maintainer_hooks postrm remove || { cat "$log" >&2; fail "the postrm hooks failed"; }
         [[ ! -e $stage/boot/kpack ]] || fail "the stock copy survived the kernel's removal"
