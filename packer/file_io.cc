@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace kpack {
 
 namespace {
@@ -54,6 +57,28 @@ bool write_all(int fd, std::span<const uint8_t> data) {
   return true;
 }
 
+// Writes `data` leaving runs of whole zero blocks as holes (a raw image's padding between the stub
+// and the kernel is ~15 MB of zeros), where the file system supports them; reads see zeros either
+// way. The file ends at data.size() even when it ends in a hole.
+bool write_sparse(int fd, std::span<const uint8_t> data) {
+  constexpr size_t kBlock = 64 * 1024;
+  static const uint8_t zeros[kBlock] = {};
+  size_t written = 0, at = 0;
+  while (at < data.size()) {
+    size_t n = std::min(kBlock, data.size() - at);
+    if (n == kBlock && std::memcmp(data.data() + at, zeros, kBlock) == 0) {
+      if (!write_all(fd, data.subspan(written, at - written))) return false;
+      at += kBlock;
+      written = at;
+      if (lseek(fd, static_cast<off_t>(at), SEEK_SET) < 0) return false;
+      continue;
+    }
+    at += n;
+  }
+  if (!write_all(fd, data.subspan(written))) return false;
+  return ftruncate(fd, static_cast<off_t>(data.size())) == 0;
+}
+
 }  // namespace
 
 Result<std::vector<uint8_t>> read_file(const std::string& path) {
@@ -96,7 +121,7 @@ Status write_file_atomically(const std::string& path, std::span<const uint8_t> d
     unlink(temp.c_str());
     return error_in(path, std::string(step) + ": " + strerror(err));
   };
-  if (!write_all(fd.get(), data)) return fail("write failed");
+  if (!write_sparse(fd.get(), data)) return fail("write failed");
   // Flush before the rename: otherwise a crash could leave the new name pointing at an empty file.
   if (fsync(fd.get()) != 0) return fail("fsync failed");
   if (fchmod(fd.get(), mode) != 0) return fail("chmod failed");

@@ -82,6 +82,23 @@ TEST_CASE("reserved e820 entries inside RAM entries are excluded; RAM above 4 Gi
   CHECK(env.free.at(env.free.count() - 1).end == kMaxPhysicalAddress);
 }
 
+TEST_CASE("an initrd above 4 GiB (ext_ramdisk_* high halves) stays out of free memory") {
+  Machine m;
+  m.add_e820(0x100000000ull, 0x100000000ull, boot::kE820Ram);
+  m.params.hdr.ramdisk_image = 0x20000000;
+  m.params.ext_ramdisk_image = 1;
+  m.params.hdr.ramdisk_size = 0x800000;
+  m.params.ext_ramdisk_size = 0;
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
+  CHECK(env.initrd.begin == 0x120000000ull);
+  CHECK(env.initrd.end == 0x120800000ull);
+  CHECK_FALSE(is_free(env, 0x120000000ull, 0x120000001ull));
+  CHECK_FALSE(is_free(env, 0x1207FFFFFull, 0x120800000ull));
+  CHECK(is_free(env, 0x120800000ull, 0x200000000ull));
+  CHECK(is_free(env, 0x100000000ull, 0x120000000ull));
+}
+
 TEST_CASE("setup_data: SETUP_INDIRECT targets stay out of free memory, the RNG seed is found") {
   Machine m;
   boot::SetupData indirect{};

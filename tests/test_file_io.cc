@@ -111,6 +111,23 @@ TEST_CASE("write_file_atomically creates, replaces and sets the mode") {
   CHECK(read_text(dir / "empty").empty());
 }
 
+TEST_CASE("write_file_atomically leaves runs of zeros as holes, with the same bytes and size") {
+  TempDir dir;
+  std::vector<uint8_t> data(4 << 20, 0);  // 4 MiB: data, 3 MiB of zeros, data, a zero tail
+  for (size_t i = 0; i < 100000; ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (size_t i = (3 << 20) + 5; i < (3 << 20) + 70000; ++i) data[i] = static_cast<uint8_t>(i);
+  REQUIRE(write_file_atomically(dir / "sparse", data).ok());
+  Result<std::vector<uint8_t>> back = read_file(dir / "sparse");
+  REQUIRE(back.ok());
+  CHECK(*back == data);
+  struct stat st;
+  REQUIRE(stat((dir / "sparse").c_str(), &st) == 0);
+  CHECK(static_cast<uint64_t>(st.st_size) == data.size());
+  // Where the file system keeps holes (ext4, tmpfs, xfs, btrfs), far less than 4 MiB is allocated.
+  MESSAGE("4 MiB file, " << st.st_blocks * 512 << " bytes allocated");
+  CHECK(static_cast<uint64_t>(st.st_blocks) * 512 < (1u << 20));
+}
+
 TEST_CASE("write_file_atomically relative to the working directory") {
   TempDir dir;
   const auto old_cwd = std::filesystem::current_path();
