@@ -1,6 +1,7 @@
 #include "relocs_from_elf.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <regex>
 #include <string_view>

@@ -40,13 +40,22 @@ else
 fi
 
 out=$cache/kernel-build/linux-source-${version}-${config_rev}
-if [[ -s $out/vmlinux && -s $out/vmlinux.relocs && -s $out/bzImage ]]; then
+done_already() { [[ -s $out/vmlinux && -s $out/vmlinux.relocs && -s $out/bzImage ]]; }
+if done_already; then
     log "cached: $out"
     echo "$out"
     exit 0
 fi
 
+# One build at a time (two build directories may run their tests at once); then look again.
 mkdir -p "$cache/kernel-build"
+exec 9> "$cache/kernel-build/.lock"
+flock 9
+if done_already; then
+    log "cached (built meanwhile): $out"
+    echo "$out"
+    exit 0
+fi
 work=$(mktemp -d "$cache/kernel-build/.build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -91,5 +100,11 @@ cp "$src/vmlinux" "$src/arch/x86/boot/compressed/vmlinux.relocs" "$src/arch/x86/
 cp "$src/.config" "$stage/config"
 rm -rf "$out"
 mv -T "$stage" "$out"
+# Older source versions and configurations are not needed again.
+for stale in "$cache/kernel-build"/linux-source-$series.* "$cache/kernel-build"/linux-source-*.tar.xz; do
+    [[ -e $stale && $stale != "$out" && $stale != "$tarball" ]] || continue
+    log "removing stale $stale"
+    rm -rf "$stale"
+done
 log "results in $out"
 echo "$out"
