@@ -6,11 +6,11 @@
 # (dpkg-deb -x). The hooks are run by the very lines the kernel's postinst and postrm use, taken
 # from the package's own maintainer scripts with /etc/kernel pointed into the root.
 #
-#   enabled         KPACK_HOOK=yes: /boot/vmlinuz-VERSION becomes a kpack image, which boots to
-#                   /init; then disabling and `sync` restore the stock file byte for byte, (with the
+#   enabled         KPACK_HOOK=yes: /boot/vmlinuz-VERSION becomes a kpack image, which the default
+#                   entry of the GRUB menu update-grub makes boots to /init; then disabling and `sync` restore the stock file byte for byte, (with the
 #                   .deb) kpack's prerm restores it and its postinst packs it again, and the
 #                   kernel's removal (postrm hooks) leaves no stock copy behind
-#   disabled        the default configuration: the stock kernel stays, untouched, and boots
+#   disabled        the default configuration: the stock kernel stays, untouched, and boots (GRUB)
 #   failure         kpack dies part-way (file-size limit): the hook exits non-zero with one line,
 #                   and the stock kernel is in place with no leftovers
 #   secure-boot     firmware says Secure Boot is on: one line, status 0, the stock kernel stays (and
@@ -80,6 +80,40 @@ no_leftovers() {
 }
 boot() { "$here/../boot/boot.sh" --log "$work/serial.log" "$1" "$initrd"; }
 
+# Boot the root's kernel the way its boot menu would: the menu made by Debian's own
+# /etc/grub.d/10_linux (update-grub's kernel lister) with only its kernel glob pointed into the root,
+# then its default entry run by GRUB (i386-pc `linux`, from a grub-mkrescue ISO holding the root's
+# /boot). So update-grub must still find exactly this one kernel under its stock name, with its initrd.
+boot_with_grub() {
+    local generator=$work/10_linux menu=$work/10_linux.cfg tree=$work/iso-tree iso=$work/grub.iso rel entry found
+    sed "s#for i in /boot/vmlinuz-\* /vmlinuz-\* /boot/kernel-\* ; do#for i in $stage/boot/vmlinuz-* ; do#" \
+        /etc/grub.d/10_linux > "$generator"
+    grep -q "in $stage/boot/vmlinuz-" "$generator" || fail "/etc/grub.d/10_linux: its kernel glob changed, cannot point it into the root"
+    # Where initramfs-tools would have put the initrd: the test's /init.
+    cp "$initrd" "$stage/boot/initrd.img-$version"
+    # grub-probe complains about the host's (made-up) root disk; 10_linux carries on, as it does in chroots.
+    GRUB_DEVICE=/dev/vda GRUB_DEVICE_BOOT=/dev/vda GRUB_FS=ext4 GRUB_DISTRIBUTOR=Debian \
+    GRUB_CMDLINE_LINUX="console=ttyS0 panic=-1" GRUB_DISABLE_RECOVERY=true pkgdatadir=/usr/share/grub \
+        sh "$generator" > "$menu" 2> "$work/10_linux.log"
+    found=$(grep -c '^Found linux image' "$work/10_linux.log" || true)
+    [[ $found -eq 1 ]] || fail "update-grub's 10_linux found $found kernels in the root instead of 1 (see $work/10_linux.log)"
+    # The first menuentry is the default one; its paths are relative to the root's file system.
+    rel=$(grub-mkrelpath "$stage/boot")
+    entry=$(awk '/^menuentry /{on=1} on{print} on && /^}/{exit}' "$menu" | sed "s#$rel/#/boot/#g")
+    grep -Eq "^\s*linux\s+/boot/vmlinuz-$version " <<< "$entry" || fail "the default menu entry does not boot /boot/vmlinuz-$version"
+    grep -Eq "^\s*initrd\s+/boot/initrd.img-$version\$" <<< "$entry" || fail "the default menu entry lacks initrd.img-$version"
+    mkdir -p "$tree/boot/grub"
+    ln -f "$image" "$tree/boot/vmlinuz-$version" 2>/dev/null || cp "$image" "$tree/boot/vmlinuz-$version"
+    ln -f "$initrd" "$tree/boot/initrd.img-$version" 2>/dev/null || cp "$initrd" "$tree/boot/initrd.img-$version"
+    # 00_header would define load_video and the serial terminal; this is all of it the entry needs.
+    printf '%s\n' "serial --unit=0 --speed=115200" "terminal_input serial" "terminal_output serial" \
+        "set timeout=0" "set default=0" "function load_video { true; }" "$entry" > "$tree/boot/grub/grub.cfg"
+    grub-mkrescue -o "$iso" "$tree" > "$work/mkrescue.log" 2>&1 || { cat "$work/mkrescue.log" >&2; fail "grub-mkrescue failed"; }
+    rm -rf "$tree"
+    "$here/../boot/boot.sh" --no-kernel --log "$work/serial.log" "$image" "$initrd" -cdrom "$iso"
+    rm -f "$iso"
+}
+
 # ---- the cases ----------------------------------------------------------------------------------
 
 case $case in
@@ -89,7 +123,7 @@ case $case in
         cat "$log"
         is_kpack_image "$image" || fail "$image is not a kpack image after the hook"
         cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
-        boot "$image"
+        boot_with_grub
         # Disabling and sync: the stock kernel is back, byte for byte.
         configure KPACK_HOOK no
         "$KPACK_HOOK_PROGRAM" sync
@@ -117,7 +151,7 @@ case $case in
         run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed"; }
         same_as_stock || fail "the hook changed $image although it is disabled"
         [[ ! -e $stage/boot/kpack ]] || fail "the disabled hook created /boot/kpack"
-        boot "$image"
+        boot_with_grub
         ;;
     failure)
         configure KPACK_HOOK yes
