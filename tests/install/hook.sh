@@ -7,9 +7,10 @@
 # from the package's own maintainer scripts with /etc/kernel pointed into the root.
 #
 #   enabled         KPACK_HOOK=yes: /boot/vmlinuz-VERSION becomes a kpack image, which the default
-#                   entry of the GRUB menu update-grub makes boots to /init; then disabling and `sync` restore the stock file byte for byte, (with the
-#                   .deb) kpack's prerm restores it and its postinst packs it again, and the
-#                   kernel's removal (postrm hooks) leaves no stock copy behind
+#                   entry of the GRUB menu update-grub makes boots to /init; a reinstall of the
+#                   kernel package is packed again; disabling and `sync` restore the stock file
+#                   byte for byte; (with the .deb) kpack's prerm restores it and its postinst packs
+#                   it again; the kernel's removal (postrm hooks) leaves no stock copy behind
 #   disabled        the default configuration: the stock kernel stays, untouched, and boots (GRUB)
 #   failure         kpack dies part-way (file-size limit): the hook exits non-zero with one line,
 #                   and the stock kernel is in place with no leftovers
@@ -124,6 +125,12 @@ case $case in
         is_kpack_image "$image" || fail "$image is not a kpack image after the hook"
         cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
         boot_with_grub
+        # The kernel package reinstalled (dpkg puts its stock file back, then runs the postinst): the
+        # hook takes that file as the new stock kernel and packs it again.
+        cp "$work/stock" "$image"
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed on a reinstall"; }
+        is_kpack_image "$image" || fail "a reinstalled kernel was not packed again"
+        cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs after a reinstall"
         # Disabling and sync: the stock kernel is back, byte for byte.
         configure KPACK_HOOK no
         "$KPACK_HOOK_PROGRAM" sync
