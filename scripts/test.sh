@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh — install dependencies, build kpack in build/, run every test (unit and boot), then the
 # unit tests under ASan/UBSan (build-asan/) and each fuzzer for a minute (build-fuzz/).
-# Boot tests alone: ctest --test-dir build -L boot; everything but them: -LE boot.
+# Boot tests alone: ctest --test-dir build -L boot; everything but them: -LE boot; installing, the
+# kernel hook and the Debian package (tests/install): -L install.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
