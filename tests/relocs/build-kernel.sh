@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# build-kernel.sh — build a small x86-64 kernel from Debian's linux-source-6.1 package and print the
-# directory holding the results (one line on stdout; everything else goes to stderr).
+# build-kernel.sh [SERIES] — build a small x86-64 kernel from Debian's linux-source-SERIES package
+# (default 6.1) and print the directory holding the results (one line on stdout; everything else
+# goes to stderr).
 #
 # The directory, ${KPACK_CACHE:-$HOME/.cache/kpack}/kernel-build/<source version>-<config rev>/,
 # holds:
@@ -15,12 +16,12 @@
 # The kernel: `make tinyconfig` for x86_64, plus what makes the relocation table interesting and the
 # kernel bootable on QEMU's serial console: 64BIT, RELOCATABLE, RANDOMIZE_BASE, SMP (a zero-based
 # per-CPU section, hence the inverse-32 list), PRINTK, TTY, SERIAL_8250(_CONSOLE), BINFMT_ELF,
-# BLK_DEV_INITRD with gzip. The source is the installed /usr/src/linux-source-6.1.tar.xz
+# BLK_DEV_INITRD with gzip. The source is the installed /usr/src/linux-source-SERIES.tar.xz
 # (scripts/install-deps.sh installs linux-source-6.1), or the package downloaded into the cache.
 # The build runs under `nice` with ${KPACK_BUILD_JOBS:-$(nproc)} jobs.
 set -euo pipefail
 
-series=6.1
+series=${1:-6.1}
 # Bump when the configuration below changes: the cache key then changes and the kernel is rebuilt.
 config_rev=r1
 
@@ -101,7 +102,7 @@ cp "$src/.config" "$stage/config"
 rm -rf "$out"
 mv -T "$stage" "$out"
 # Older source versions and configurations are not needed again.
-for stale in "$cache/kernel-build"/linux-source-$series.* "$cache/kernel-build"/linux-source-*.tar.xz; do
+for stale in "$cache/kernel-build"/linux-source-$series.*; do
     [[ -e $stale && $stale != "$out" && $stale != "$tarball" ]] || continue
     log "removing stale $stale"
     rm -rf "$stale"
