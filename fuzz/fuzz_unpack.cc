@@ -2,10 +2,14 @@
 // machine whose memory records every write. Whatever the payload, the engine must write only
 // memory it was given (never the image, boot_params or the initrd, never outside RAM); when it
 // succeeds, the kernel must sit in free memory, aligned, with its entry inside it, and hold
-// exactly the segments the payload describes.
+// exactly the segments the payload describes. With KASLR, the kernel must also sit in a slot at or
+// above the floor, its virtual offset in the 1 GiB window, and undoing the offset with the same
+// table must give back exactly the payload's segments.
 //
-// Input: [codec] [machine] payload...
-//   codec    low two bits: raw, gzip, lz4, zstd
+// Input: [codec] [machine] payload... [table size]
+//   codec    bits 0-1: raw, gzip, lz4, zstd; bit 2 a random physical slot; bit 3 a random virtual
+//            offset with the relocation table, whose byte size is then the input's last 4 bytes
+//            (little-endian; not part of the payload); the draws come from a hash of the input
 //   machine  bits 0-1 RAM size; bit 2 payload position; bits 3-4 lowest kernel address;
 //            bit 5 an initrd; bit 6 a reserved hole in RAM
 #include <algorithm>
@@ -14,8 +18,10 @@
 #include <vector>
 
 #include "codecs.h"
+#include "formats/le.h"
 #include "fuzz_check.h"
 #include "guarded_memory.h"
+#include "relocation_table.h"
 #include "unpack.h"
 
 using namespace kpack;
@@ -79,8 +85,20 @@ void check_success(const UnpackRequest& request, const FreeMemory& free, const U
   FUZZ_CHECK(free.contains(r.work) && !r.work.overlaps(kernel) && !r.work.overlaps(request.image));
   if (request.codec != Codec::kRaw) FUZZ_CHECK(!kernel.overlaps(request.image));
 
+  if (request.kaslr.physical && !r.physical_fallback) FUZZ_CHECK(r.physical_slots > 0);
+  FUZZ_CHECK(r.virtual_offset % (2 * kMiB) == 0);
+  FUZZ_CHECK(k.physical.begin + r.virtual_offset + k.span() <= kKernelImageSize || r.virtual_offset == 0);
+
   std::vector<uint8_t> elf = host_decoded(request.codec, payload);
   if (elf.empty()) return;
+  if (r.virtual_offset) {
+    // The table is the decoded stream's tail; applying it again with the opposite offset must
+    // restore every byte the engine patched.
+    FUZZ_CHECK(elf.size() >= request.relocations_size);
+    const uint8_t* table = elf.data() + elf.size() - request.relocations_size;
+    RelocationTable undone;
+    FUZZ_CHECK(relocate_kernel(table, request.relocations_size, k, r.base, 0 - r.virtual_offset, memory, &undone).ok());
+  }
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
     uint64_t at = r.base + (s.paddr - k.physical.begin);
@@ -98,7 +116,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   UnpackRequest request;
   request.codec = static_cast<Codec>(data[0] & 3);
   Machine m = machine_from(data[1]);
-  std::vector<uint8_t> payload(data + 2, data + size);
+  bool virtual_base = data[0] & 8;
+  if (virtual_base && size < 7) return 0;
+  std::vector<uint8_t> payload(data + 2, data + size - (virtual_base ? 4 : 0));
+  request.kaslr.physical = data[0] & 4;
+  request.kaslr.virtual_base = virtual_base;
+  if (virtual_base) request.relocations_size = load_le<uint32_t>(data + size - 4) & 0xFFFFC;
+  if (request.codec == Codec::kRaw && request.relocations_size > payload.size()) return 0;
+  uint64_t draw = mix_entropy(0, data, size);
+  request.kaslr.physical_random = mix_entropy(draw, 1);
+  request.kaslr.virtual_random = mix_entropy(draw, 2);
   request.payload_addr = m.payload_addr;
   request.payload_size = payload.size();
   request.image = Range{kRamBase, m.payload_addr + payload.size()};

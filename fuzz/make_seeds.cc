@@ -103,10 +103,37 @@ Bytes unpack_input(Codec codec, uint8_t machine, const Bytes& payload) {
   return seed;
 }
 
+// A relocation table with 64-bit, inverse and 32-bit entries into a kernel's text (at 16 MiB) and
+// data (at `data`), and a seed with KASLR asked for: codec bits 2-3 set, the table after the ELF,
+// its size last.
+Bytes relocation_table(uint64_t data) {
+  Bytes table;
+  auto va = [](uint64_t paddr) { return static_cast<uint32_t>(paddr + 0xffffffff80000000ull); };
+  for (uint32_t w : {0u, va(0x1000100), va(data + 0x10), 0u, va(data + 0x20), 0u, va(0x1000200)})
+    kpack::test::append_le32(table, w);
+  return table;
+}
+
+Bytes with_kaslr(Bytes seed, Codec codec, const Bytes& table) {
+  seed[0] |= 0x0C;
+  if (codec == Codec::kRaw) {
+    seed.insert(seed.end(), table.begin(), table.end());
+  } else {
+    Bytes frame;
+    if (!append_frame({codec, 1, 1}, table, frame, "seed")) std::exit(1);
+    seed.insert(seed.end(), frame.begin(), frame.end());
+  }
+  kpack::test::append_le32(seed, static_cast<uint32_t>(table.size()));
+  return seed;
+}
+
 void unpack_seeds() {
   KernelInput spread = input_of(kpack::test::make_kernel_elf(spread_segments()));
+  Bytes table = relocation_table(0x1200000);
   for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
     Bytes payload = compact_payload(spread, codec);
+    write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-kaslr",
+               with_kaslr(unpack_input(codec, 0x03, payload), codec, table));
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-basic", unpack_input(codec, 0x01, payload));
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-initrd-hole",
                unpack_input(codec, 0x01 | 0x20 | 0x40 | 0x08, payload));
@@ -118,6 +145,8 @@ void unpack_seeds() {
   write_seed("fuzz_unpack", "raw-in-place", unpack_input(Codec::kRaw, 0x04 | 0x01, raw));
   write_seed("fuzz_unpack", "raw-moved", unpack_input(Codec::kRaw, 0x01, raw));
   write_seed("fuzz_unpack", "raw-compact", unpack_input(Codec::kRaw, 0x01, layout_compact(packed).bytes));
+  write_seed("fuzz_unpack", "raw-kaslr",
+             with_kaslr(unpack_input(Codec::kRaw, 0x04 | 0x01, raw), Codec::kRaw, relocation_table(0x1002000)));
 }
 
 // Low memory at 0x90000 as a loader leaves it: boot_params, the command line, two setup_data nodes.
