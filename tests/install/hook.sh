@@ -11,7 +11,8 @@
 #                   kernel package is packed again; disabling and `sync` restore the stock file
 #                   byte for byte; (with the .deb) kpack's prerm restores it and its postinst packs
 #                   it again; the kernel's removal (postrm hooks) leaves no stock copy behind
-#   disabled        the default configuration: the stock kernel stays, untouched, and boots (GRUB)
+#   disabled        the default configuration, then KPACK_KERNELS matching other kernels only: the
+#                   stock kernel stays, untouched, and boots (GRUB)
 #   failure         kpack dies part-way (file-size limit): the hook exits non-zero with one line,
 #                   and the stock kernel is in place with no leftovers
 #   secure-boot     firmware says Secure Boot is on: one line, status 0, the stock kernel stays (and
@@ -158,6 +159,11 @@ case $case in
         run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed"; }
         same_as_stock || fail "the hook changed $image although it is disabled"
         [[ ! -e $stage/boot/kpack ]] || fail "the disabled hook created /boot/kpack"
+        # Enabled, but for other kernels only (KPACK_KERNELS): this one stays stock too.
+        configure KPACK_HOOK yes
+        configure KPACK_KERNELS "'*-rt-amd64 5.*'"
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed"; }
+        same_as_stock || fail "the hook packed $version although KPACK_KERNELS does not match it"
         boot_with_grub
         ;;
     failure)
