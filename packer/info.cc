@@ -56,8 +56,16 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
   }
   if (image->kpack) {
     const StubInfo& info = *image->kpack;
-    std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "\n",
-                 codec_name(static_cast<Codec>(uint32_t{info.codec})), uint64_t{info.min_kernel_address});
+    Codec codec = static_cast<Codec>(uint32_t{info.codec});
+    std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
+                 uint64_t{info.min_kernel_address},
+                 kernel && info.min_kernel_address == kernel->physical.begin ? " (its link address)" : "");
+    // What the stub randomizes unless the command line says nokaslr.
+    bool physical = codec != Codec::kRaw || (info.flags & kStubRandomizeRawPhysically);
+    std::fprintf(out, "kaslr: physical %s, virtual %s\n",
+                 physical ? "yes (a random 2 MiB slot at or above the floor)"
+                          : "no (raw: runs where loaded; pack with --randomize-physical to move it)",
+                 info.relocations_size ? "yes (the relocation table above)" : "no (no relocation table)");
   }
   const KernelHeaders& k = *kernel;
   std::fprintf(out, "segments (%u), alignment 0x%" PRIx64 ":\n", k.segment_count, k.alignment);

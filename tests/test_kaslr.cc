@@ -9,6 +9,7 @@
 
 #include "bytes.h"
 #include "bzimage_reader.h"
+#include "info.h"
 #include "kaslr.h"
 #include "packed_image.h"
 #include "relocation_table.h"
@@ -233,4 +234,24 @@ TEST_CASE("no slot within mem= falls back to the lowest fit, and says so") {
   CHECK(run.result.physical_fallback);
   CHECK(run.result.physical_slots == 0);
   CHECK(run.result.base == run.input.kernel.physical.begin);
+}
+
+TEST_CASE("kpack info says what an image randomizes") {
+  auto info_of = [](Codec codec, bool relocs, bool randomize_raw) {
+    KernelInput input = test::synthetic_input();
+    if (relocs)
+      for (uint32_t w : {0u, 0u}) test::append_le32(input.relocs, w);
+    PackOptions options;
+    options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
+    options.randomize_raw_physically = randomize_raw;
+    Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+    REQUIRE(image.ok());
+    return test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(*image, "out.img", out).ok()); });
+  };
+  std::string lz4 = info_of(Codec::kLz4, true, false);
+  CHECK(lz4.find("kpack: codec lz4, kernel runs at or above 0x1000000 (its link address)") != std::string::npos);
+  CHECK(lz4.find("kaslr: physical yes (a random 2 MiB slot at or above the floor), virtual yes") != std::string::npos);
+  CHECK(info_of(Codec::kZstd, false, false).find("virtual no (no relocation table)") != std::string::npos);
+  CHECK(info_of(Codec::kRaw, true, false).find("kaslr: physical no (raw: runs where loaded") != std::string::npos);
+  CHECK(info_of(Codec::kRaw, true, true).find("kaslr: physical yes") != std::string::npos);
 }
