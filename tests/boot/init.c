@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <termios.h>
 #include <unistd.h>
 
 static inline uint64_t read_tsc(void)
@@ -90,23 +91,22 @@ int main(void)
      * complaining would need a console anyway). */
     (void)mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 
-    char line[64];
-    int len = snprintf(line, sizeof line, "KPACK_INIT_OK tsc=%llu\n", (unsigned long long)tsc);
+    /* Where the kernel runs, for the KASLR tests; read after the TSC, so it costs the marker
+     * nothing. */
+    (void)mount("proc", "/proc", "proc", 0, NULL);
+    char kaslr[128];
+    kaslr_line(kaslr, sizeof kaslr);
+
+    char lines[256];
+    int len = snprintf(lines, sizeof lines, "KPACK_INIT_OK tsc=%llu\n%s", (unsigned long long)tsc, kaslr);
 
     int fd = open_console();
     if (fd >= 0) {
-        /* One write() so the marker is never split by interleaved kernel messages. */
-        ssize_t unused = write(fd, line, (size_t)len);
+        /* One write() so the marker is never split by interleaved kernel messages; tcdrain() so
+         * it has left the UART before the power-off below. */
+        ssize_t unused = write(fd, lines, (size_t)len);
         (void)unused;
-    }
-
-    /* Where the kernel runs, once the marker's TSC is taken: reading /proc costs instructions. */
-    (void)mount("proc", "/proc", "proc", 0, NULL);
-    char kaslr[128];
-    int kaslr_len = kaslr_line(kaslr, sizeof kaslr);
-    if (fd >= 0) {
-        ssize_t unused = write(fd, kaslr, (size_t)kaslr_len);
-        (void)unused;
+        tcdrain(fd);
         close(fd);
     }
     if (strstr(kaslr, "panic=1")) {
