@@ -26,27 +26,20 @@ std::vector<uint8_t> encode_relocs(const RelocTable& table) {
   return out;
 }
 
+// The stub's own parser decides the shape, so kpack accepts exactly the tables the stub applies.
 Result<RelocTable> parse_relocs(std::span<const uint8_t> bytes, const std::string& name) {
   if (bytes.empty()) return error_in(name, "relocation table is empty");
-  if (bytes.size() % 4)
-    return error_in(name, "relocation table is " + std::to_string(bytes.size()) + " bytes, not a whole number of 32-bit words");
-  size_t words = bytes.size() / 4;
-  if (load_le<uint32_t>(bytes.data()) != 0) return error_in(name, "relocation table does not start with a 0 word");
-  size_t zeros = 0;
-  for (size_t i = 0; i < words; ++i) zeros += load_le<uint32_t>(bytes.data() + 4 * i) == 0;
-  if (zeros != 2 && zeros != 3)
-    return error_in(name, "relocation table has " + std::to_string(zeros) + " zero words, not 2 or 3");
-
+  RelocationTable parsed;
+  StubStatus status = parse_relocation_table(bytes.data(), bytes.size(), &parsed);
+  if (!status.ok()) return error_in(name, status.message);
   RelocTable table;
-  table.format = zeros == 3 ? RelocsFormat::kWithInverse32 : RelocsFormat::kWithoutInverse32;
-  std::vector<uint32_t>* lists[3] = {&table.relocs64, zeros == 3 ? &table.inverse32 : &table.relocs32,
-                                     &table.relocs32};
-  size_t list = 0;
-  for (size_t i = 1; i < words; ++i) {
-    uint32_t value = load_le<uint32_t>(bytes.data() + 4 * i);
-    if (value == 0) ++list;
-    else lists[list]->push_back(value);
-  }
+  table.format = parsed.format;
+  auto copy = [&](uint64_t begin, uint64_t end, std::vector<uint32_t>& list) {
+    for (uint64_t i = begin; i < end; ++i) list.push_back(load_le<uint32_t>(bytes.data() + 4 * i));
+  };
+  copy(parsed.list64_begin, parsed.list64_end, table.relocs64);
+  copy(parsed.inverse32_begin, parsed.inverse32_end, table.inverse32);
+  copy(parsed.list32_begin, parsed.list32_end, table.relocs32);
   return table;
 }
 

@@ -18,14 +18,14 @@
 #include <string_view>
 #include <vector>
 
+#include "relocation_table.h"
 #include "result.h"
 
 namespace kpack {
 
-enum class RelocsFormat {
-  kWithInverse32,     // up to 6.14
-  kWithoutInverse32,  // 6.15 and later
-};
+// kWithInverse32 up to 6.14, kWithoutInverse32 from 6.15: the engine's enum, which the stub
+// reads tables with (stub/engine/relocation_table.h).
+using RelocsFormat = RelocationFormat;
 
 struct RelocTable {
   RelocsFormat format = RelocsFormat::kWithoutInverse32;
