@@ -17,6 +17,8 @@
 #                   and the stock kernel is in place with no leftovers
 #   secure-boot     firmware says Secure Boot is on: one line, status 0, the stock kernel stays (and
 #                   a kernel packed earlier is put back)
+#   sync            two installed kernels: `kpack-kernel-hook sync` packs both, GRUB's menu lists the
+#                   same two with the newest as default, and disabling restores both
 #   kernel-install  systemd's kernel-install (layout bls) with 90-loaderentry and 91-kpack: the
 #                   entry's kernel is a kpack image, which boots to /init
 set -euo pipefail
@@ -86,8 +88,10 @@ boot() { "$here/../boot/boot.sh" --log "$work/serial.log" "$1" "$initrd"; }
 # /etc/grub.d/10_linux (update-grub's kernel lister) with only its kernel glob pointed into the root,
 # then its default entry run by GRUB (i386-pc `linux`, from a grub-mkrescue ISO holding the root's
 # /boot). So update-grub must still find exactly this one kernel under its stock name, with its initrd.
-boot_with_grub() {
-    local generator=$work/10_linux menu=$work/10_linux.cfg tree=$work/iso-tree iso=$work/grub.iso rel entry found
+# make_menu KERNELS: run 10_linux on the root, check it found KERNELS kernels, and set $entry to
+# the default (first) menu entry with the root's paths made /boot/.
+make_menu() {
+    local generator=$work/10_linux menu=$work/10_linux.cfg rel found
     sed "s#for i in /boot/vmlinuz-\* /vmlinuz-\* /boot/kernel-\* ; do#for i in $stage/boot/vmlinuz-* ; do#" \
         /etc/grub.d/10_linux > "$generator"
     grep -q "in $stage/boot/vmlinuz-" "$generator" || fail "/etc/grub.d/10_linux: its kernel glob changed, cannot point it into the root"
@@ -98,10 +102,15 @@ boot_with_grub() {
     GRUB_CMDLINE_LINUX="console=ttyS0 panic=-1" GRUB_DISABLE_RECOVERY=true pkgdatadir=/usr/share/grub \
         sh "$generator" > "$menu" 2> "$work/10_linux.log"
     found=$(grep -c '^Found linux image' "$work/10_linux.log" || true)
-    [[ $found -eq 1 ]] || fail "update-grub's 10_linux found $found kernels in the root instead of 1 (see $work/10_linux.log)"
+    [[ $found -eq $1 ]] || fail "update-grub's 10_linux found $found kernels in the root instead of $1 (see $work/10_linux.log)"
     # The first menuentry is the default one; its paths are relative to the root's file system.
     rel=$(grub-mkrelpath "$stage/boot")
     entry=$(awk '/^menuentry /{on=1} on{print} on && /^}/{exit}' "$menu" | sed "s#$rel/#/boot/#g")
+}
+
+boot_with_grub() {
+    local tree=$work/iso-tree iso=$work/grub.iso entry
+    make_menu 1
     grep -Eq "^\s*linux\s+/boot/vmlinuz-$version " <<< "$entry" || fail "the default menu entry does not boot /boot/vmlinuz-$version"
     grep -Eq "^\s*initrd\s+/boot/initrd.img-$version\$" <<< "$entry" || fail "the default menu entry lacks initrd.img-$version"
     mkdir -p "$tree/boot/grub"
@@ -224,6 +233,30 @@ EOF
         grep -Eq "^linux +.*/$machine_id/$version/linux\$" "$stage/efi/loader/entries/$machine_id-$version.conf" \
             || fail "the loader entry does not point at the packed kernel"
         boot "$entry"
+        ;;
+    sync)
+        # Two installed kernels (the second one the same kernel under an older version's name, as a
+        # previous kernel package would have left it): enabling and sync pack both; GRUB's menu
+        # still lists exactly two, the newest first; disabling and sync restore both.
+        old_version=${version/-57-/-56-}
+        [[ $old_version != "$version" ]] || old_version=0.0.0-test
+        cp -p "$image" "$stage/boot/vmlinuz-$old_version"
+        cp -p "$stage/boot/config-$version" "$stage/boot/config-$old_version"
+        configure KPACK_HOOK yes
+        "$KPACK_HOOK_PROGRAM" sync
+        "$KPACK_HOOK_PROGRAM" status | tee "$work/status.txt"
+        for v in "$version" "$old_version"; do
+            is_kpack_image "$stage/boot/vmlinuz-$v" || fail "sync did not pack $v"
+            grep -qx "$v: kpack image (stock in .*)" "$work/status.txt" || fail "status does not call $v packed"
+        done
+        make_menu 2
+        grep -Eq "^\s*linux\s+/boot/vmlinuz-$version " <<< "$entry" || fail "the default menu entry is not the newest kernel"
+        configure KPACK_HOOK no
+        "$KPACK_HOOK_PROGRAM" sync
+        same_as_stock || fail "disabling did not restore $version"
+        cmp -s "$stage/boot/vmlinuz-$old_version" "$work/stock" || fail "disabling did not restore $old_version"
+        [[ ! -e $stage/boot/kpack ]] || fail "/boot/kpack remains after restoring every kernel"
+        no_leftovers
         ;;
     *)
         echo "hook.sh: unknown case '$case'" >&2; exit 2 ;;
