@@ -190,7 +190,15 @@ Result<std::optional<RelocTable>> relocs_from_elf(std::span<const uint8_t> file,
     if (!(target.flags & elf::kShfAlloc) || target.type == elf::kShtNote) continue;
     applying.push_back(i);
   }
-  if (applying.empty()) return Found();
+  // A vmlinux whose .rela sections were stripped (6.5 on) may keep a few that the strip patterns
+  // miss (6.11's .relaruntime_*): without the relocations of .text the information is not there.
+  bool has_text_relocations = false;
+  for (size_t i : applying) {
+    Result<std::string_view> target = sections.section_name(sections[i].info);
+    if (!target) return target.error();
+    has_text_relocations |= *target == ".text";
+  }
+  if (!has_text_relocations) return Found();
 
   // Up to 6.14, an SMP kernel links .data..percpu at address 0 (its symbols are offsets into each
   // CPU's area) and places its initial copy at __per_cpu_load.

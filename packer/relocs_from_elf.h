@@ -84,9 +84,11 @@ static_assert(sizeof(Rela) == 24);
 
 }  // namespace elf
 
-// The table for `elf` in `format`, or nothing when the file has no relocation section that applies
-// to an allocated section (a stripped or distribution vmlinux). `name` is the file, for messages;
-// a malformed file or a relocation the kernel's tool would reject is an error.
+// The table for `elf` in `format`, or nothing when the file has no relocations for its .text
+// section (a stripped vmlinux: from 6.5 the final one keeps only the few .rela sections the strip
+// patterns miss, such as .relaruntime_*, which alone would make an incomplete table). `name` is
+// the file, for messages; a malformed file or a relocation the kernel's tool would reject is an
+// error.
 Result<std::optional<RelocTable>> relocs_from_elf(std::span<const uint8_t> elf, RelocsFormat format,
                                                   const std::string& name);
 

@@ -262,6 +262,16 @@ TEST_CASE("no relocation sections for allocated sections: no table") {
   REQUIRE(table.ok());
   CHECK_FALSE(table->has_value());
 
+  // Stripped of its .rela sections but for one the strip patterns miss (6.12's
+  // .relaruntime_ptr_USER_PTR_MAX): relocations for data only are not the kernel's table.
+  ElfBuilder stripped;
+  stripped.section(".text", kProgbits, kAllocExec, kText, 0x1000);
+  uint32_t runtime = stripped.section("runtime_ptr_USER_PTR_MAX", kProgbits, 2, kText + 0x2000);
+  stripped.rela(runtime, kText + 0x2000, elf::kRX86_64Pc32, stripped.symbol("f", 1, kText));
+  table = relocs_from_elf(stripped.build(), kLegacy, "vmlinux");
+  REQUIRE(table.ok());
+  CHECK_FALSE(table->has_value());
+
   // No section headers at all (a stripped or rewritten ELF).
   table = relocs_from_elf(test::make_kernel_elf(test::typical_segments()), kLegacy, "vmlinux");
   REQUIRE(table.ok());
@@ -372,10 +382,13 @@ TEST_CASE("per-CPU errors up to 6.14: PC64 against a per-CPU symbol, no __per_cp
 TEST_CASE("from 6.15, an absolute reference in .head.text is an error") {
   ElfBuilder b;
   uint32_t head = b.section(".head.text", kProgbits, kAllocExec, kText, 0x1000);
-  b.rela(head, kText + 0x20, elf::kRX86_64_32S, b.symbol("early_data", static_cast<uint16_t>(head), kText + 0x800));
+  uint32_t text = b.section(".text", kProgbits, kAllocExec, kText + 0x1000, 0x1000);
+  uint32_t early_data = b.symbol("early_data", static_cast<uint16_t>(head), kText + 0x800);
+  b.rela(text, kText + 0x1010, elf::kRX86_64_32S, early_data);
+  b.rela(head, kText + 0x20, elf::kRX86_64_32S, early_data);
   std::vector<uint8_t> file = b.build();
   CHECK(error_of(file, kModern) == "vmlinux: has an absolute reference to early_data at 0xffffffff81000020 in .head.text");
-  CHECK(table_of(file, kLegacy) == words({0, 0, 0, 0x81000020}));
+  CHECK(table_of(file, kLegacy) == words({0, 0, 0, 0x81000020, 0x81001010}));
 }
 
 TEST_CASE("what the table cannot hold and relocation types the kernel's tool rejects are errors") {

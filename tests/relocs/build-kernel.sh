@@ -78,6 +78,13 @@ src=$work/linux-source-$series
 [[ -f $src/Makefile ]] || die "$tarball: no linux-source-$series/Makefile inside"
 log "extracted in $((SECONDS - start)) s"
 
+# From 6.5 the post-link pass strips the .rela sections from vmlinux once relocs has read them:
+# keep them, so that the vmlinux handed to kpack is the very file relocs read.
+postlink=$src/arch/x86/Makefile.postlink
+if [[ -f $postlink ]] && grep -q 'call cmd,strip_relocs' "$postlink"; then
+    sed -i '/call cmd,strip_relocs/d' "$postlink"
+fi
+
 jobs=${KPACK_BUILD_JOBS:-$(nproc)}
 mk=(nice -n 10 make -C "$src" -s ARCH=x86_64 -j"$jobs")
 "${mk[@]}" tinyconfig >&2
