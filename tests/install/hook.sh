@@ -20,7 +20,8 @@
 #   sync            two installed kernels: `kpack-kernel-hook sync` packs both, GRUB's menu lists the
 #                   same two with the newest as default, and disabling restores both
 #   kernel-install  systemd's kernel-install (layout bls) with 90-loaderentry and 91-kpack: the
-#                   entry's kernel is a kpack image, which boots to /init
+#                   entry's kernel is a kpack image, which boots to /init; disabled, the next
+#                   `kernel-install add` puts the stock kernel back
 set -euo pipefail
 
 [[ $# -eq 2 ]] || { echo "usage: $0 BUILD_DIR CASE" >&2; exit 2; }
@@ -222,9 +223,12 @@ EOF
         machine_id=0123456789abcdef0123456789abcdef
         mkdir -p "$stage/efi/loader/entries"
         # Only the plugins that write into the boot root: no depmod, no initrd generator.
-        BOOT_ROOT=$stage/efi KERNEL_INSTALL_CONF_ROOT=$conf MACHINE_ID=$machine_id \
-        KERNEL_INSTALL_PLUGINS="/usr/lib/kernel/install.d/90-loaderentry.install $stage/usr/lib/kernel/install.d/91-kpack.install" \
-            kernel-install add "$version" "$image" > "$log" 2>&1 || { cat "$log" >&2; fail "kernel-install add failed"; }
+        kernel_install() {
+            BOOT_ROOT=$stage/efi KERNEL_INSTALL_CONF_ROOT=$conf MACHINE_ID=$machine_id \
+            KERNEL_INSTALL_PLUGINS="/usr/lib/kernel/install.d/90-loaderentry.install $stage/usr/lib/kernel/install.d/91-kpack.install" \
+                kernel-install "$@" > "$log" 2>&1 || { cat "$log" >&2; fail "kernel-install $* failed"; }
+        }
+        kernel_install add "$version" "$image"
         cat "$log"
         entry=$stage/efi/$machine_id/$version/linux
         is_kpack_image "$entry" || fail "$entry is not a kpack image"
@@ -233,6 +237,10 @@ EOF
         grep -Eq "^linux +.*/$machine_id/$version/linux\$" "$stage/efi/loader/entries/$machine_id-$version.conf" \
             || fail "the loader entry does not point at the packed kernel"
         boot "$entry"
+        # Disabled, `kernel-install add` again: the entry gets the stock kernel back.
+        configure KPACK_HOOK no
+        kernel_install add "$version" "$image"
+        cmp -s "$entry" "$work/stock" || fail "with the hook disabled, kernel-install did not put the stock kernel back"
         ;;
     sync)
         # Two installed kernels (the second one the same kernel under an older version's name, as a
