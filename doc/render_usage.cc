@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <string>
