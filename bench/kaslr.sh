@@ -42,6 +42,6 @@ for tag in $kernels; do
         read -r stub_on init_on < <(measure "$image" "")
         awk -v t="$tag" -v c="$codec" -v a="$stub_off" -v b="$stub_on" -v i="$init_off" -v j="$init_on" 'BEGIN {
             printf "| %s | %s | %.2f | %.2f | %+.2f M | %+.1f %% | %.1f | %.1f |\n", t, c, a / 1e6, b / 1e6,
-                   (b - a) / 1e6, a > 1e6 ? 100 * (b - a) / a : 0, i / 1e6, j / 1e6 }'
+                   (b - a) / 1e6, (a > 1e6 ? 100 * (b - a) / a : 0), i / 1e6, j / 1e6 }'
     done
 done

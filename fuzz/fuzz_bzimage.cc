@@ -19,7 +19,7 @@ namespace {
 // A payload may claim up to 1 GiB and the report simulates 512 MiB; runs stay fast with less of
 // both (the seeds' kernels are a few hundred KiB).
 constexpr uint64_t kMaxDecoded = 4 << 20;
-constexpr InfoLimits kLimits{kMaxDecoded, 64 << 20};
+constexpr InfoLimits kLimits{kMaxDecoded, 32 << 20};
 const std::string kName = "fuzz.img";
 
 // Every error is one line that starts with the file's name.

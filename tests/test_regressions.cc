@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -143,4 +144,25 @@ TEST_CASE("regression: running out of memory on a compression worker is an error
   Status status = append_frames({Codec::kLz4, 1, 3}, pieces, out, "out.img", nullptr, failing);
   REQUIRE_FALSE(status.ok());
   CHECK(status.error().message == "out.img: out of memory while compressing");
+}
+
+// stub/engine/kernel_headers.cc, parse_kernel_headers (found by fuzz_elf in an hour-long run): the
+// compact layout gives an all-zero segment no file bytes, so the next segment lands at the same
+// offset. Listed after it in the program headers, that segment sorted first, and the empty one
+// then seemed to overlap it: the packer's own rewrite failed its check (a trap in layout.cc).
+// Segments without file bytes now sort first at equal offsets.
+TEST_CASE("regression: an all-zero segment listed after its neighbour survives the compact layout") {
+  std::vector<uint8_t> elf = test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0x1200000, 0x800, 0x1000}});
+  auto* phdrs = reinterpret_cast<elf::Phdr*>(elf.data() + sizeof(elf::Ehdr));
+  // The first segment's bytes become zeros (the compact layout then keeps none of them), and the
+  // program headers list the second segment first.
+  std::fill(elf.begin() + static_cast<long>(uint64_t{phdrs[0].offset}),
+            elf.begin() + static_cast<long>(uint64_t{phdrs[0].offset} + 0x1000), 0);
+  std::swap(phdrs[0], phdrs[1]);
+  Result<KernelInput> input = kernel_input_from_elf(elf, "zero.elf");
+  REQUIRE(input.ok());
+  PayloadElf compact = layout_compact(*input);
+  CHECK(compact.kernel.segment_count == 2);
+  CHECK(compact.kernel.segments[0].filesz == 0);
+  CHECK(compact.kernel.segments[1].offset == compact.kernel.segments[0].offset);
 }

@@ -50,9 +50,11 @@ StubStatus parse_kernel_headers(const uint8_t* bytes, uint64_t size, uint64_t fi
     if (kernel.segment_count == kMaxLoadSegments) return fail("too many PT_LOAD segments", ehdr.phnum);
     LoadSegment s{p.offset, p.paddr, p.vaddr, p.filesz, p.memsz, p.align, p.flags};
     KPACK_TRY(check_segment(s, file_size));
-    // Insertion sort by file offset: the stream delivers segments in that order.
+    // Insertion sort by file offset: the stream delivers segments in that order. At equal offsets
+    // a segment with no file bytes goes first: it ends where the other begins.
     uint32_t at = kernel.segment_count++;
-    while (at > 0 && kernel.segments[at - 1].offset > s.offset) {
+    while (at > 0 && (kernel.segments[at - 1].offset > s.offset ||
+                      (kernel.segments[at - 1].offset == s.offset && kernel.segments[at - 1].filesz > s.filesz))) {
       kernel.segments[at] = kernel.segments[at - 1];
       --at;
     }
