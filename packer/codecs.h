@@ -34,6 +34,10 @@ struct CompressOptions {
   Codec codec = Codec::kZstd;
   int level = 0;  // 0 means default_level(codec)
   unsigned threads = 1;  // zstd uses this many workers
+  // Cheap to decode rather than small, whatever `level` says: gzip stores the bytes, zstd uses its
+  // level 3 (lz4 decodes cheaply at any level). For data the stub reads on every boot but that
+  // barely compresses, such as the kernel's relocation table (see image_writer.cc).
+  bool fast_decode = false;
 };
 
 // Appends one frame holding `region`, with content size and checksum. `name` is the output file,

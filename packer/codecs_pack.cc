@@ -147,9 +147,9 @@ Status append_frame(const CompressOptions& options, std::span<const uint8_t> reg
     case Codec::kRaw:
       out.insert(out.end(), region.begin(), region.end());
       return Ok{};
-    case Codec::kGzip: return append_gzip(level, region, out, name);
+    case Codec::kGzip: return append_gzip(options.fast_decode ? Z_NO_COMPRESSION : level, region, out, name);
     case Codec::kLz4: return append_lz4(level, region, out, name);
-    case Codec::kZstd: return append_zstd(level, options.threads, region, out, name);
+    case Codec::kZstd: return append_zstd(options.fast_decode ? 3 : level, options.threads, region, out, name);
   }
   return error_in(name, "unknown codec " + std::to_string(static_cast<uint32_t>(options.codec)));
 }
