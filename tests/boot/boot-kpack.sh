@@ -45,7 +45,7 @@ case $mode in
     raw|gzip|lz4|zstd)
         extract
         image=$dir/kpack-$mode$suffix.bzImage
-        "$kpack" "--$mode" "$vmlinux" -o "$image" ;;
+        "$kpack" "--$mode" "$vmlinux" --relocs "$relocs" -o "$image" ;;
     repack-stock)
         image=$dir/kpack-repack-stock$suffix.bzImage
         "$kpack" --lz4 "$vmlinuz" -o "$image" ;;
