@@ -14,8 +14,6 @@ namespace kpack {
 namespace {
 
 constexpr uint32_t kMinPayloadVersion = 0x0208;  // payload_offset/payload_length appeared in 2.08
-constexpr uint32_t kShtNobits = 8;
-constexpr uint16_t kShnUndef = 0;
 
 std::string hex(uint64_t value) {
   char buf[24];
@@ -166,12 +164,12 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
     if (auto e = cover(ehdr.shoff, ehdr.shentsize, "section header 0")) return *e;
     // With 0xFF00 or more sections, e_shnum is 0 and section 0's size holds the count.
     uint64_t shnum = ehdr.shnum;
-    if (shnum == kShnUndef) shnum = load<Shdr>(elf_bytes, ehdr.shoff).size;
+    if (shnum == elf::kShnUndef) shnum = load<Shdr>(elf_bytes, ehdr.shoff).size;
     if (shnum > size / ehdr.shentsize) return error_in(name, "the kernel ELF claims " + std::to_string(shnum) + " sections");
     if (auto e = cover(ehdr.shoff, shnum * ehdr.shentsize, "section headers")) return *e;
     for (uint64_t i = 0; i < shnum; ++i) {
       const auto shdr = load<Shdr>(elf_bytes, ehdr.shoff + i * ehdr.shentsize);
-      if (shdr.type == kShtNobits) continue;
+      if (shdr.type == elf::kShtNobits) continue;
       if (auto e = cover(shdr.offset, shdr.size, "section " + std::to_string(i))) return *e;
     }
   }

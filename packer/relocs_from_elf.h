@@ -36,53 +36,11 @@
 #include <span>
 #include <string>
 
-#include "formats/le.h"
+#include "formats/elf64.h"
 #include "relocs_table.h"
 #include "result.h"
 
 namespace kpack {
-
-namespace elf {
-
-inline constexpr uint32_t kShtSymtab = 2;
-inline constexpr uint32_t kShtStrtab = 3;
-inline constexpr uint32_t kShtRela = 4;
-inline constexpr uint32_t kShtNote = 7;
-inline constexpr uint32_t kShtSymtabShndx = 18;
-inline constexpr uint64_t kShfAlloc = 2;
-inline constexpr uint16_t kShnUndef = 0;
-inline constexpr uint16_t kShnAbs = 0xFFF1;
-inline constexpr uint16_t kShnCommon = 0xFFF2;
-inline constexpr uint16_t kShnXindex = 0xFFFF;
-
-inline constexpr uint32_t kRX86_64None = 0;
-inline constexpr uint32_t kRX86_64_64 = 1;
-inline constexpr uint32_t kRX86_64Pc32 = 2;
-inline constexpr uint32_t kRX86_64Plt32 = 4;
-inline constexpr uint32_t kRX86_64_32 = 10;
-inline constexpr uint32_t kRX86_64_32S = 11;
-inline constexpr uint32_t kRX86_64Pc64 = 24;
-inline constexpr uint32_t kRX86_64RexGotpcrelx = 42;
-
-struct Sym {
-  ul32 name;
-  uint8_t info;
-  uint8_t other;
-  ul16 shndx;
-  ul64 value;
-  ul64 size;
-};
-
-struct Rela {
-  ul64 offset;
-  ul64 info;  // symbol index << 32 | type
-  ul64 addend;
-};
-
-static_assert(sizeof(Sym) == 24);
-static_assert(sizeof(Rela) == 24);
-
-}  // namespace elf
 
 // The table for `elf` in `format`, or nothing when the file has no relocations for its .text
 // section (a stripped vmlinux: from 6.5 the final one keeps only the few .rela sections the strip

@@ -16,6 +16,7 @@
 #include "relocs_from_elf.h"
 #include "relocs_table.h"
 #include "synthetic_kernel.h"
+#include "temp_dir.h"
 
 using namespace kpack;
 
@@ -492,27 +493,7 @@ TEST_CASE("the on-disk table: encode, parse, and the shape checks") {
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kpack-relocs-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) const {
-    std::string path = path_ + "/" + name;
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    return path;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 // A synthetic kernel that load_kernel accepts, with one 64-bit and one 32-bit relocation and the
 // banner of `release`.
