@@ -21,8 +21,8 @@ scripts/make-initramfs.sh "$out/initramfs.cpio.gz" >/dev/null
 
 echo "== kpack extract $vmlinuz"
 $kpack extract "$vmlinuz" -o "$out/vmlinux" --relocs "$out/relocs"
-echo "== kpack --$codec vmlinux -o $out/bzImage"
-$kpack "--$codec" "$out/vmlinux" -o "$out/bzImage"
+echo "== kpack --$codec vmlinux --relocs relocs -o $out/bzImage"
+$kpack "--$codec" "$out/vmlinux" --relocs "$out/relocs" -o "$out/bzImage"
 ls -l "$vmlinuz" "$out/bzImage"
 $kpack info "$out/bzImage"
 
@@ -30,4 +30,4 @@ echo "== booting $out/bzImage under QEMU (TCG) with kpack.debug"
 log=$out/serial.log
 KPACK_APPEND=kpack.debug tests/boot/boot.sh --log "$log" "$out/bzImage" "$out/initramfs.cpio.gz"
 echo "== what the stub printed, and the kernel's first and /init's lines:"
-grep -a -E '^kpack:|Linux version|KPACK_INIT_OK' "$log"
+grep -a -E '^kpack:|Linux version|KPACK_INIT_OK|KPACK_KASLR' "$log"

@@ -94,10 +94,10 @@ int main(void)
     /* Where the kernel runs, for the KASLR tests; read after the TSC, so it costs the marker
      * nothing. */
     (void)mount("proc", "/proc", "proc", 0, NULL);
-    char kaslr[128];
+    char kaslr[640];
     kaslr_line(kaslr, sizeof kaslr);
 
-    char lines[256];
+    char lines[704];
     int len = snprintf(lines, sizeof lines, "KPACK_INIT_OK tsc=%llu\n%s", (unsigned long long)tsc, kaslr);
 
     int fd = open_console();
