@@ -166,3 +166,19 @@ TEST_CASE("regression: an all-zero segment listed after its neighbour survives t
   CHECK(compact.kernel.segments[0].filesz == 0);
   CHECK(compact.kernel.segments[1].offset == compact.kernel.segments[0].offset);
 }
+
+// stub/engine/unpack.cc (found by fuzz_bzimage in an hour-long run): a record whose
+// kernel_alignment exceeds the ELF's own got the kernel placed at the ELF's alignment only, and
+// `kpack info` reported "KERNEL ADDRESS NOT ACCEPTABLE". The engine now aligns the kernel to the
+// larger of the two.
+TEST_CASE("regression: the kernel is placed at the record's alignment when that is the larger") {
+  for (Codec codec : {Codec::kRaw, Codec::kLz4}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = test::pack_image(test::synthetic_input(), codec);
+    store_le<uint64_t>(image.data() + record_offset_in_file(image) + offsetof(StubInfo, kernel_alignment),
+                       64ull << 20);
+    std::string info = info_of(image);
+    CHECK(info.find("NOT ACCEPTABLE") == std::string::npos);
+    CHECK(info.find("kernel at 0x04000000") != std::string::npos);  // the first 64 MiB boundary above 16 MiB
+  }
+}

@@ -50,6 +50,7 @@ StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint
   if (request.image.empty() || request.payload_addr < image_base)
     return fail("the image wraps around the address space", image_base, info.image_size);
   request.min_kernel_address = info.min_kernel_address;
+  request.min_alignment = info.kernel_alignment;
   request.relocations_size = info.relocations_size;
   request.kaslr = kaslr;
   bool raw = request.codec == Codec::kRaw;

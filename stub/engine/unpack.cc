@@ -10,6 +10,12 @@ namespace {
 // The work area stays below 4 GiB, inside the stub's identity map of the low memory.
 constexpr uint64_t kWorkAreaLimit = 1ull << 32;
 
+// The record's kernel_alignment is a promise to loaders and tools: place at least that aligned.
+void honor_min_alignment(const UnpackRequest& request, KernelHeaders& kernel) {
+  if (is_power_of_two(request.min_alignment) && request.min_alignment > kernel.alignment)
+    kernel.alignment = request.min_alignment;
+}
+
 uint64_t destination_of(const UnpackResult& r, const LoadSegment& s) {
   return r.base + (s.paddr - r.kernel.physical.begin);
 }
@@ -160,6 +166,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   if (!compressed) {
     KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size,
                                    &r.kernel));
+    honor_min_alignment(request, r.kernel);
     trace.phase("headers", r.kernel.headers_end);
     KPACK_TRY(unpack_raw(request, free, memory, trace, r));
     table = payload + request.payload_size - request.relocations_size;
@@ -171,6 +178,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     KPACK_TRY(parse_kernel_headers(scratch, produced, ~0ull, &r.kernel));
     if (produced != r.kernel.segments[0].offset)
       return fail("first payload frame does not end where the first segment starts", produced);
+    honor_min_alignment(request, r.kernel);
     trace.phase("headers", produced);
     uint64_t cursor = consumed;
     KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, scratch, payload, cursor));

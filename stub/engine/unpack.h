@@ -34,6 +34,7 @@ struct UnpackRequest {
   uint64_t payload_size = 0;
   Range image;                // the whole loaded protected-mode part (stub, payload)
   uint64_t min_kernel_address = 0;
+  uint64_t min_alignment = 0;     // the kernel's physical alignment is at least this and its own
   uint64_t relocations_size = 0;  // the relocation table's bytes after the ELF in the payload
   KaslrRequest kaslr;
 };
