@@ -35,35 +35,21 @@ struct FileBacked {
   }
 };
 
-// One pass over the table: finds the 0 words that split the lists and, when `backed` is given,
-// checks that each entry's 8 (first list) or 4 (the others) bytes lie inside one file-backed
-// range. The range of the previous entry is tried first: the lists come sorted, so a lookup is
-// needed only where they cross from one segment to the next (the result never depends on order).
-StubStatus scan_table(const uint8_t* bytes, uint64_t size, const FileBacked* backed, RelocationTable* out) {
+}  // namespace
+
+// Finds the 0 words that split the lists (relocate_kernel checks the targets in its own pass).
+StubStatus parse_relocation_table(const uint8_t* bytes, uint64_t size, RelocationTable* out) {
   if (size % 4) return fail("relocation table size is not a multiple of 4", size);
   uint64_t words = size / 4;
   if (words == 0 || load_le<uint32_t>(bytes) != 0) return fail("relocation table does not start with a 0 word", size);
   uint64_t zeros[3] = {0, 0, 0};
   uint32_t count = 1;
-  uint64_t width = 8, lo = 1, hi = 0;  // [lo, hi]: where an entry of `width` bytes may start
   for (uint64_t i = 1; i < words; ++i) {
     uint32_t entry = load_le<uint32_t>(bytes + 4 * i);
     if (entry == 0) {
       if (count == 3) return fail("relocation table has more than three 0 words", i);
       zeros[count++] = i;
-      width = 4, lo = 1, hi = 0;
-      continue;
     }
-    if (!backed) continue;
-    uint64_t target = physical_target(entry);
-    if (target >= lo && target <= hi) continue;
-    uint32_t r = 0;
-    while (r < backed->count && !(target >= backed->ranges[r].begin && backed->ranges[r].size() >= width &&
-                                  target - backed->ranges[r].begin <= backed->ranges[r].size() - width))
-      ++r;
-    if (r == backed->count) return fail("relocation target outside the kernel", target + kStartKernelMap, width);
-    lo = backed->ranges[r].begin;
-    hi = backed->ranges[r].end - width;
   }
   RelocationTable t;
   t.words = bytes;
@@ -82,12 +68,6 @@ StubStatus scan_table(const uint8_t* bytes, uint64_t size, const FileBacked* bac
   }
   *out = t;
   return StubStatus::success();
-}
-
-}  // namespace
-
-StubStatus parse_relocation_table(const uint8_t* bytes, uint64_t size, RelocationTable* out) {
-  return scan_table(bytes, size, nullptr, out);
 }
 
 namespace {
