@@ -97,7 +97,9 @@ KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment
   return kaslr;
 }
 
-void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& result, uint64_t cycles) {
+// `start`: the TSC when the stub began; under QEMU's -icount, the instructions since reset that
+// the firmware, the loader and the 16-bit setup ran before it.
+void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& result, uint64_t start, uint64_t cycles) {
   serial::write("kpack: ");
   serial::write(codec_name(static_cast<Codec>(uint32_t{record.codec})));
   serial::write(" image at ");
@@ -121,6 +123,8 @@ void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& re
   serial::write_hex(result.entry);
   serial::write(", total cycles=");
   serial::write_decimal(cycles);
+  serial::write(", started at tsc=");
+  serial::write_decimal(start);
   serial::write("\n");
 }
 
@@ -151,6 +155,6 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   UnpackResult result;
   status = unpack_from_record(*record, record_offset, base, kaslr, env.free, memory, trace, &result);
   if (!status.ok()) halt_with(status);
-  if (debug) print_summary(*record, base, result, trace.total());
+  if (debug) print_summary(*record, base, result, start, trace.total());
   return result.entry;
 }
