@@ -261,12 +261,22 @@ inline constexpr uint32_t kEddMaxDevices = 6;        // EDDMAXNR
 inline constexpr uint32_t kEddMaxMbrSignatures = 16;  // EDD_MBR_SIG_MAX
 inline constexpr uint32_t kMbrSignatureOffset = 0x1B8;
 
+// ist_info: what INT 15h AX=E980h says of Intel SpeedStep (the stock setup asks on every CPU of
+// family 6 and later, whatever the BIOS answers).
+struct IstInfo {
+  ul32 signature;
+  ul32 command;
+  ul32 event;
+  ul32 perf_level;
+};
+static_assert(sizeof(IstInfo) == 16);
+
 struct BootParams {
   ScreenInfo screen_info;
   uint8_t apm_bios_info[0x14];
   uint8_t pad2[4];
   ul64 tboot_addr;
-  uint8_t ist_info[0x10];
+  IstInfo ist_info;
   ul64 acpi_rsdp_addr;
   uint8_t pad3[8];
   uint8_t hd0_info[16];
@@ -299,6 +309,7 @@ struct BootParams {
 };
 static_assert(sizeof(BootParams) == 4096);
 static_assert(offsetof(BootParams, apm_bios_info) == 0x040);
+static_assert(offsetof(BootParams, ist_info) == 0x060);
 static_assert(offsetof(BootParams, acpi_rsdp_addr) == 0x070);
 static_assert(offsetof(BootParams, ext_ramdisk_image) == 0x0C0);
 static_assert(offsetof(BootParams, ext_ramdisk_size) == 0x0C4);

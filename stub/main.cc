@@ -1,6 +1,7 @@
 // The stub's C++ entry: gathers what the loader handed over, runs the unpack engine on the record
 // entry64.S has checked, and returns the kernel's entry point to entry64.S. Any error halts with
 // one line on COM1.
+#include "acpi_rsdp.h"
 #include "asm_symbols.h"
 #include "boot_environment.h"
 #include "entropy.h"
@@ -147,6 +148,10 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   // The kernel randomizes its own memory regions only when told KASLR is on.
   params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |
                                                (kaslr.options.disabled ? 0 : boot::kKaslrFlag));
+  // The ACPI root pointer, as the stock decompressor hands it over. Under EFI the kernel takes it
+  // from the firmware's configuration table instead, and efi_info's signature says we are there.
+  if (!params->acpi_rsdp_addr && load_le<uint32_t>(params->efi_info) == 0)
+    params->acpi_rsdp_addr = find_bios_rsdp(memory);
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.

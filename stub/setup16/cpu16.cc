@@ -52,10 +52,14 @@ void append(char* text, size_t size, const char* more) {
 
 }  // namespace
 
-void check_cpu() {
-  uint32_t standard = 0, extended = 0;
+uint32_t check_cpu() {
+  uint32_t standard = 0, extended = 0, family = 0;
   if (has_cpuid()) {
-    if (cpuid(0).eax >= 1) standard = cpuid(1).edx;
+    if (cpuid(0).eax >= 1) {
+      CpuidResult signature = cpuid(1);
+      standard = signature.edx;
+      family = (signature.eax >> 8) & 0xF;
+    }
     if (cpuid(0x80000000).eax >= 0x80000001) extended = cpuid(0x80000001).edx;
   }
   char message[96] = "this CPU cannot run this kernel: missing";
@@ -67,6 +71,7 @@ void check_cpu() {
     missing = true;
   }
   if (missing) fail(message);
+  return family;
 }
 
 }  // namespace kpack::setup16

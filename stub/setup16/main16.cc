@@ -31,6 +31,19 @@ void tell_bios_long_mode() {
   bios_call(0x15, &regs, nullptr);
 }
 
+// SpeedStep (IST) information; older BIOSes are said to crash on the call, so only from family 6.
+void query_ist(uint32_t cpu_family) {
+  if (cpu_family < 6) return;
+  BiosRegs regs = bios_regs();
+  regs.eax = 0xE980;
+  regs.edx = 0x47534943;  // "GSIC"
+  BiosRegs out = bios_call(0x15, regs);
+  boot_params.ist_info.signature = out.eax;
+  boot_params.ist_info.command = out.ebx;
+  boot_params.ist_info.event = out.ecx;
+  boot_params.ist_info.perf_level = out.edx;
+}
+
 // kbd_status as the kernel's setup leaves it, and the typematic rate it sets.
 void init_keyboard() {
   BiosRegs regs = bios_regs();
@@ -48,10 +61,11 @@ extern "C" [[noreturn]] void setup_main() {
   memcpy(&boot_params.hdr, &setup_header, sizeof(setup_header));
   adopt_old_command_line();
   // A clear message instead of a fault in the kernel's first 64-bit instruction.
-  check_cpu();
+  uint32_t cpu_family = check_cpu();
   tell_bios_long_mode();
   detect_memory();
   init_keyboard();
+  query_ist(cpu_family);
   query_edd();
   set_video();
   // What the kernel's setup passes on to its decompressor (which our stub replaces).

@@ -11,8 +11,9 @@ namespace kpack::setup16 {
 // The zero page the kernel starts with; the 32-bit entry gets its linear address in ESI.
 extern boot::BootParams boot_params;
 
-// cpu16.cc: stops with a message naming what is missing when the CPU cannot run a 64-bit kernel.
-void check_cpu();
+// cpu16.cc: stops with a message naming what is missing when the CPU cannot run a 64-bit kernel;
+// otherwise returns its family (CPUID's base family field, the kernel's cpu.level).
+uint32_t check_cpu();
 // memory16.cc: INT 15h E820, E801 and AH=88h, as the kernel's own setup asks them.
 void detect_memory();
 // edd16.cc: BIOS disk parameters and MBR signatures for /sys/firmware/edd (edd=off, edd=skipmbr).
