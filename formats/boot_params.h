@@ -27,6 +27,7 @@ inline constexpr uint8_t kCanUseHeap = 1 << 7;
 // xloadflags
 inline constexpr uint16_t kXlfKernel64 = 1 << 0;
 inline constexpr uint16_t kXlfCanBeLoadedAbove4G = 1 << 1;
+inline constexpr uint16_t kXlfEfiHandover64 = 1 << 3;
 
 // The 64-bit entry point sits this far into the protected-mode part (boot.rst, "64-bit boot protocol").
 inline constexpr uint32_t kEntry64Offset = 0x200;
@@ -135,6 +136,12 @@ struct E820Entry {
 };
 static_assert(sizeof(E820Entry) == 20);
 inline constexpr uint32_t kE820Ram = 1;
+inline constexpr uint32_t kE820Reserved = 2;
+inline constexpr uint32_t kE820Acpi = 3;
+inline constexpr uint32_t kE820Nvs = 4;
+inline constexpr uint32_t kE820Unusable = 5;
+inline constexpr uint32_t kE820Pmem = 7;
+inline constexpr uint32_t kE820SoftReserved = 0xEFFFFFFF;
 inline constexpr uint32_t kE820MaxEntries = 128;
 
 // A node of the setup_data list that hdr.setup_data heads.
@@ -146,6 +153,7 @@ struct SetupData {
 static_assert(sizeof(SetupData) == 16);
 
 // setup_data types the stub looks into.
+inline constexpr uint32_t kSetupE820Ext = 1;           // e820 entries beyond the zero page's 128
 inline constexpr uint32_t kSetupRngSeed = 9;             // random bytes from the loader (QEMU -kernel)
 inline constexpr uint32_t kSetupIndirect = 1u << 31;     // the node points at the real data elsewhere
 
@@ -215,6 +223,10 @@ static_assert(offsetof(ScreenInfo, ext_lfb_base) == 0x3A);
 // screen_info.orig_video_isVGA
 inline constexpr uint8_t kVideoTypeVgaColor = 0x01;  // the kernel's VIDEO_TYPE_VGAC: a VGA text console
 inline constexpr uint8_t kVideoTypeVesaLfb = 0x23;   // VIDEO_TYPE_VLFB: a VESA linear framebuffer
+inline constexpr uint8_t kVideoTypeEfi = 0x70;       // VIDEO_TYPE_EFI: the firmware's GOP framebuffer
+// screen_info.capabilities
+inline constexpr uint32_t kVideoCapabilitySkipQuirks = 1 << 0;
+inline constexpr uint32_t kVideoCapability64BitBase = 1 << 1;
 
 // hdr.vid_mode values (boot.rst, "vid_mode"; loaders turn vga= into them).
 inline constexpr uint16_t kVidModeNormal = 0xFFFF;    // vga=normal: 80x25
@@ -271,6 +283,20 @@ struct IstInfo {
 };
 static_assert(sizeof(IstInfo) == 16);
 
+// efi_info: how the kernel finds the firmware's tables after ExitBootServices.
+struct EfiInfo {
+  ul32 efi_loader_signature;  // "EL64" for a 64-bit firmware
+  ul32 efi_systab;
+  ul32 efi_memdesc_size;
+  ul32 efi_memdesc_version;
+  ul32 efi_memmap;
+  ul32 efi_memmap_size;
+  ul32 efi_systab_hi;
+  ul32 efi_memmap_hi;
+};
+static_assert(sizeof(EfiInfo) == 0x20);
+inline constexpr uint32_t kEfiLoaderSignature64 = 0x34364C45;  // "EL64"
+
 struct BootParams {
   ScreenInfo screen_info;
   uint8_t apm_bios_info[0x14];
@@ -288,7 +314,7 @@ struct BootParams {
   ul32 ext_cmd_line_ptr;
   uint8_t pad4[0x74];
   uint8_t edid_info[0x80];
-  uint8_t efi_info[0x20];
+  EfiInfo efi_info;
   ul32 alt_mem_k;
   ul32 scratch;
   uint8_t e820_entries;

@@ -34,6 +34,7 @@ int main() {
   define("BOOT_GDT_LIMIT", kBootDataSelector + 8 - 1);  // null, unused, BOOT_CS, BOOT_DS
   define("ENTRY64_OFFSET", kEntry64Offset);
   define("BIOS_REGS_SIZE", sizeof(kpack::setup16::BiosRegs));
+  define("STUB_LAYOUT_OFFSET", kpack::kStubLayoutOffset);
   define("STUB_INFO_IMAGE_SIZE", offsetof(kpack::StubInfo, image_size));
   return 0;
 }

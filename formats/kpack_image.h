@@ -60,3 +60,22 @@ static_assert(offsetof(StubInfo, flags) == 64);
 constexpr uint64_t stub_record_offset(uint64_t kernel_info_offset) { return kernel_info_offset - sizeof(StubInfo); }
 
 }  // namespace kpack
+
+namespace kpack {
+
+// Where the stub's parts begin, for the PE sections the packer describes (page-aligned offsets
+// from the start of the protected-mode part) and its two EFI entry points. The linker script
+// computes the values; the block sits at a fixed offset inside the 32-bit entry's space.
+inline constexpr uint8_t kStubLayoutMagic[8] = {'k', 'p', 'a', 'c', 'k', 'L', 'A', 'Y'};
+inline constexpr uint32_t kStubLayoutOffset = 0x1C0;
+struct StubLayout {
+  uint8_t magic[8];
+  ul32 rodata_start;    // read-only data: end of the code
+  ul32 data_start;      // writable data, the stack and the page tables, up to the record
+  ul32 efi_entry;       // the PE entry point: efi_status entry(handle, system_table), MS ABI
+  ul32 handover_entry;  // the EFI handover entry (64-bit): entry(handle, system_table, boot_params)
+};
+static_assert(sizeof(StubLayout) == 24);
+static_assert(kStubLayoutOffset + sizeof(StubLayout) <= 0x200, "the 64-bit entry is at 0x200");
+
+}  // namespace kpack

@@ -8,6 +8,7 @@
 #include "frames.h"
 #include "kernel_version.h"
 #include "layout.h"
+#include "pe_image.h"
 
 namespace kpack {
 namespace {
@@ -113,6 +114,8 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
     return error_in(name, "internal error: bad setup blob");
   if (blobs.stub.size() % kStubInfoAlign) return error_in(name, "internal error: bad stub blob");
+  Result<StubLayout> stub_layout = read_stub_layout(blobs.stub, name);
+  if (!stub_layout) return stub_layout.error();
 
   // Protected-mode part: stub | StubInfo | kernel_info | padding | payload.
   uint64_t stub_info_offset = blobs.stub.size();
@@ -139,9 +142,19 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   boot::SetupHeader header = make_header(input, setup_sects, protected_size, payload_offset,
                                          payload->bytes.size(), init_size, kernel_info_offset);
   header.kernel_version = static_cast<uint16_t>(kernel_version);
+  // The EFI handover entry (GRUB's linuxefi and older systemd-stub), 64-bit: at 0x200 + offset.
+  header.handover_offset = stub_layout->handover_entry - boot::kEntry64Offset;
+  header.xloadflags = header.xloadflags | boot::kXlfEfiHandover64;
   put(image, boot::kSetupHeaderOffset, header);
 
-  image.resize(setup_size + protected_size, 0);
+  // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
+  image.resize(setup_size + align_up(protected_size, kPeFileAlignment), 0);
+  PeInput pe{setup_size, *stub_layout, payload_offset, protected_size, 0, options.sbat.size()};
+  if (!options.sbat.empty()) {
+    pe.sbat_offset = image.size();
+    image.insert(image.end(), options.sbat.begin(), options.sbat.end());
+    image.resize(align_up(image.size(), kPeFileAlignment), 0);
+  }
   std::memcpy(image.data() + setup_size, blobs.stub.data(), blobs.stub.size());
   StubInfo info{};
   std::memcpy(info.magic, kStubInfoMagic, sizeof(info.magic));
@@ -162,6 +175,8 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   kernel_info.setup_type_max = 0;
   put(image, setup_size + kernel_info_offset, kernel_info);
   std::memcpy(image.data() + setup_size + payload_offset, payload->bytes.data(), payload->bytes.size());
+  Status pe_status = write_pe_headers(image, pe, name);
+  if (!pe_status) return pe_status.error();
   return image;
 }
 

@@ -26,6 +26,8 @@ struct PackOptions {
   // Raw images: move the kernel to a random physical slot at boot (one copy of it); compressed
   // images always draw one unless the command line says nokaslr.
   bool randomize_raw_physically = false;
+  // The contents of a .sbat section (shim's revocation metadata); empty: no section.
+  std::vector<uint8_t> sbat;
   // Called after each compressed frame with the ELF bytes done so far and in all (for a progress
   // line); may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;

@@ -71,6 +71,17 @@ boot_gdt:
 	.quad	0x00AF9B000000FFFF		// BOOT_CS: 64-bit code
 	.quad	0x00CF93000000FFFF		// BOOT_DS: flat data
 
+	// What the packer needs to describe the stub as PE sections (StubLayout in
+	// formats/kpack_image.h): offsets from startup_32, which is offset 0.
+	.org STUB_LAYOUT_OFFSET
+	.globl stub_layout
+stub_layout:
+	.ascii	"kpackLAY"
+	.long	__rodata_start - startup_32
+	.long	__data_start - startup_32
+	.long	efi_pe_entry - startup_32
+	.long	efi_handover_entry - startup_32
+
 	.section .bss.page_tables, "aw", @nobits
 	.balign 4096
 boot32_page_tables:

@@ -41,22 +41,7 @@ startup_64:
 	movq	%rax, %cr3
 
 	// Our own GDT, so the kernel is entered with the protocol's selectors whatever the loader had.
-	subq	$16, %rsp
-	movw	$BOOT_GDT_LIMIT, (%rsp)
-	leaq	boot_gdt(%rip), %rax
-	movq	%rax, 2(%rsp)
-	lgdt	(%rsp)
-	addq	$16, %rsp
-	pushq	$BOOT_CS
-	leaq	1f(%rip), %rax
-	pushq	%rax
-	lretq
-1:	movl	$BOOT_DS, %eax
-	movl	%eax, %ds
-	movl	%eax, %es
-	movl	%eax, %ss
-	movl	%eax, %fs
-	movl	%eax, %gs
+	call	load_boot_gdt
 
 	// Debian builds the libraries with -fstack-protector: the canary is read at %fs:0x28.
 	leaq	stub_tls(%rip), %rax
@@ -81,6 +66,39 @@ startup_64:
 
 2:	hlt
 	jmp	2b
+
+// The boot protocol's GDT (BOOT_CS 64-bit code, BOOT_DS flat data) and its selectors loaded
+// (FS's base becomes 0: the canary's base is set after this).
+load_boot_gdt:
+	subq	$16, %rsp
+	movw	$BOOT_GDT_LIMIT, (%rsp)
+	leaq	boot_gdt(%rip), %rax
+	movq	%rax, 2(%rsp)
+	lgdt	(%rsp)
+	addq	$16, %rsp
+	pushq	$BOOT_CS
+	leaq	1f(%rip), %rax
+	pushq	%rax
+	lretq
+1:	movl	$BOOT_DS, %eax
+	movl	%eax, %ds
+	movl	%eax, %es
+	movl	%eax, %ss
+	movl	%eax, %fs
+	movl	%eax, %gs
+	ret
+
+// void enter_kernel(uint64_t entry, BootParams* params): the EFI entry's way into the kernel,
+// after ExitBootServices, on the firmware's identity map: the 64-bit boot protocol's state.
+	.globl enter_kernel
+enter_kernel:
+	cli
+	movq	%rdi, %r12
+	movq	%rsi, %r15
+	call	load_boot_gdt
+	movq	%r15, %rsi
+	xorl	%ebp, %ebp
+	jmp	*%r12
 
 	.section .bss.stack, "aw", @nobits
 	.balign 16

@@ -49,11 +49,17 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint32_t>(image, 0x230) == 0x200000);
     CHECK(image[0x234] == 1);
     CHECK(image[0x235] == 12);
-    // XLF_KERNEL_64 and CAN_BE_LOADED_ABOVE_4G (the stub maps windows above 4 GiB), nothing untrue
-    CHECK(test::get<uint16_t>(image, 0x236) == 0x0003);
+    // XLF_KERNEL_64, CAN_BE_LOADED_ABOVE_4G (the stub maps windows above 4 GiB) and
+    // EFI_HANDOVER_64 (the stub's handover entry), nothing untrue
+    CHECK(test::get<uint16_t>(image, 0x236) == 0x000B);
+    CHECK(test::get<uint32_t>(image, 0x264) + 0x200 == test::get<uint32_t>(blobs.stub, kStubLayoutOffset + 20));
+    CHECK(test::get<uint16_t>(image, 0x1F2) == 1);       // root_flags: read-only root, as stock
+    CHECK(test::get<uint16_t>(image, 0x1FA) == 0xFFFF);  // vid_mode: "normal", as stock
     CHECK(test::get<uint32_t>(image, 0x238) == 2047);
     CHECK(test::get<uint64_t>(image, 0x258) == 0x100000);
-    uint64_t protected_size = image.size() - setup_size;
+    // The file ends on a 512-byte block (PE file alignment) past the protected-mode part.
+    uint64_t protected_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);  // the record's
+    CHECK(image.size() - setup_size == (protected_size + 511) / 512 * 512);
     CHECK(test::get<uint32_t>(image, 0x1F4) == (protected_size + 15) / 16);
     uint32_t payload_offset = test::get<uint32_t>(image, 0x248);
     uint32_t payload_length = test::get<uint32_t>(image, 0x24C);

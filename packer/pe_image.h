@@ -1,0 +1,50 @@
+// The PE/COFF view of a kpack image (formats/pe.h): written over the unused boot sector so the image
+// is an EFI application as well as a boot-protocol image, and read back for `kpack info`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/kpack_image.h"
+#include "result.h"
+
+namespace kpack {
+
+// The first 0x400 bytes of the file are the PE headers' (they hold the setup header at 0x1F1 too).
+inline constexpr uint32_t kPeHeadersSize = 0x400;
+inline constexpr uint32_t kPeSectionAlignment = 0x1000;
+inline constexpr uint32_t kPeFileAlignment = 0x200;
+
+struct PeInput {
+  uint64_t setup_size = 0;      // bytes before the protected-mode part (a multiple of 512)
+  StubLayout stub;              // offsets inside the protected-mode part
+  uint64_t payload_offset = 0;  // the payload's offset in the protected-mode part
+  uint64_t image_size = 0;      // bytes of the protected-mode part, payload included
+  uint64_t sbat_offset = 0;     // file offset of the .sbat bytes (0: none)
+  uint64_t sbat_size = 0;
+};
+
+// Writes the MZ header, the PE headers and the section table into `image`, which already holds
+// every byte the sections cover.
+Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& input, const std::string& name);
+
+// The stub blob's layout block (formats/kpack_image.h), checked.
+Result<StubLayout> read_stub_layout(std::span<const uint8_t> stub, const std::string& name);
+
+struct PeSection {
+  std::string name;
+  uint32_t virtual_address = 0, virtual_size = 0, raw_offset = 0, raw_size = 0, characteristics = 0;
+};
+struct PeView {
+  uint16_t machine = 0, subsystem = 0, dll_characteristics = 0, major_image_version = 0;
+  uint32_t entry = 0, size_of_image = 0, size_of_headers = 0;
+  uint32_t signature_offset = 0, signature_size = 0;  // the certificate table (0: unsigned)
+  std::vector<PeSection> sections;
+};
+// The PE view of `file`, or nothing when it has no PE header; an error when the header is damaged.
+Result<std::optional<PeView>> read_pe_view(std::span<const uint8_t> file, const std::string& name);
+
+}  // namespace kpack

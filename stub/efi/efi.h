@@ -1,0 +1,227 @@
+// The UEFI interfaces the EFI entry uses (UEFI 2.10), declared as the specification lays them
+// out: tables of MS-ABI function pointers. Only what kpack calls is typed; the rest is padding.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace kpack::efi {
+
+#define KPACK_EFIAPI __attribute__((ms_abi))
+
+using Status = uint64_t;
+using Handle = void*;
+
+inline constexpr Status kSuccess = 0;
+inline constexpr Status kErrorBit = 1ull << 63;
+inline constexpr Status kLoadError = kErrorBit | 1;
+inline constexpr Status kInvalidParameter = kErrorBit | 2;
+inline constexpr Status kUnsupported = kErrorBit | 3;
+inline constexpr Status kBufferTooSmall = kErrorBit | 5;
+inline constexpr Status kOutOfResources = kErrorBit | 9;
+inline constexpr Status kNotFound = kErrorBit | 14;
+inline bool failed(Status s) { return s & kErrorBit; }
+
+struct Guid {
+  uint32_t data1;
+  uint16_t data2, data3;
+  uint8_t data4[8];
+};
+
+inline constexpr Guid kLoadedImageProtocol = {0x5B1B31A1, 0x9562, 0x11D2, {0x8E, 0x3F, 0x00, 0xA0, 0xC9, 0x69, 0x72, 0x3B}};
+inline constexpr Guid kGraphicsOutputProtocol = {0x9042A9DE, 0x23DC, 0x4A38, {0x96, 0xFB, 0x7A, 0xDE, 0xD0, 0x80, 0x51, 0x6A}};
+inline constexpr Guid kRngProtocol = {0x3152BCA5, 0xEADE, 0x433D, {0x86, 0x2E, 0xC0, 0x1C, 0xDC, 0x29, 0x1F, 0x44}};
+inline constexpr Guid kLoadFile2Protocol = {0x4006C0C1, 0xFCB3, 0x403E, {0x99, 0x6D, 0x4A, 0x6C, 0x87, 0x24, 0xE0, 0x6D}};
+inline constexpr Guid kDevicePathProtocol = {0x09576E91, 0x6D3F, 0x11D2, {0x8E, 0x39, 0x00, 0xA0, 0xC9, 0x69, 0x72, 0x3B}};
+inline constexpr Guid kSimpleFileSystemProtocol = {0x964E5B22, 0x6459, 0x11D2, {0x8E, 0x39, 0x00, 0xA0, 0xC9, 0x69, 0x72, 0x3B}};
+inline constexpr Guid kFileInfo = {0x09576E92, 0x6D3F, 0x11D2, {0x8E, 0x39, 0x00, 0xA0, 0xC9, 0x69, 0x72, 0x3B}};
+inline constexpr Guid kGlobalVariable = {0x8BE4DF61, 0x93CA, 0x11D2, {0xAA, 0x0D, 0x00, 0xE0, 0x98, 0x03, 0x2B, 0x8C}};
+// The vendor media device path Linux loaders install their LoadFile2 initrd on.
+inline constexpr Guid kLinuxInitrdMedia = {0x5568E427, 0x68FC, 0x4F3D, {0xAC, 0x74, 0xCA, 0x55, 0x52, 0x31, 0xCC, 0x68}};
+
+struct TableHeader {
+  uint64_t signature;
+  uint32_t revision, header_size, crc32, reserved;
+};
+
+struct SimpleTextOutput {
+  void* reset;
+  Status(KPACK_EFIAPI* output_string)(SimpleTextOutput* self, const char16_t* text);
+};
+
+enum AllocateType : uint32_t { kAllocateAnyPages = 0, kAllocateMaxAddress = 1, kAllocateAddress = 2 };
+
+enum MemoryType : uint32_t {
+  kReservedMemory = 0, kLoaderCode = 1, kLoaderData = 2, kBootServicesCode = 3, kBootServicesData = 4,
+  kRuntimeServicesCode = 5, kRuntimeServicesData = 6, kConventionalMemory = 7, kUnusableMemory = 8,
+  kAcpiReclaimMemory = 9, kAcpiMemoryNvs = 10, kMemoryMappedIo = 11, kMemoryMappedIoPortSpace = 12,
+  kPalCode = 13, kPersistentMemory = 14,
+};
+inline constexpr uint64_t kMemorySpecificPurpose = 0x40000;  // EFI_MEMORY_SP
+
+struct MemoryDescriptor {
+  uint32_t type;
+  uint32_t pad;
+  uint64_t physical_start;
+  uint64_t virtual_start;
+  uint64_t number_of_pages;
+  uint64_t attribute;
+};
+
+struct BootServices {
+  TableHeader header;
+  void* raise_tpl;
+  void* restore_tpl;
+  Status(KPACK_EFIAPI* allocate_pages)(AllocateType type, MemoryType memory_type, uint64_t pages, uint64_t* address);
+  Status(KPACK_EFIAPI* free_pages)(uint64_t address, uint64_t pages);
+  Status(KPACK_EFIAPI* get_memory_map)(uint64_t* map_size, MemoryDescriptor* map, uint64_t* map_key,
+                                       uint64_t* descriptor_size, uint32_t* descriptor_version);
+  Status(KPACK_EFIAPI* allocate_pool)(MemoryType type, uint64_t size, void** buffer);
+  Status(KPACK_EFIAPI* free_pool)(void* buffer);
+  void* create_event;
+  void* set_timer;
+  void* wait_for_event;
+  void* signal_event;
+  void* close_event;
+  void* check_event;
+  void* install_protocol_interface;
+  void* reinstall_protocol_interface;
+  void* uninstall_protocol_interface;
+  Status(KPACK_EFIAPI* handle_protocol)(Handle handle, const Guid* protocol, void** interface);
+  void* reserved;
+  void* register_protocol_notify;
+  void* locate_handle;
+  Status(KPACK_EFIAPI* locate_device_path)(const Guid* protocol, void** device_path, Handle* device);
+  void* install_configuration_table;
+  void* load_image;
+  void* start_image;
+  void* exit;
+  void* unload_image;
+  Status(KPACK_EFIAPI* exit_boot_services)(Handle image, uint64_t map_key);
+  void* get_next_monotonic_count;
+  void* stall;
+  void* set_watchdog_timer;
+  void* connect_controller;
+  void* disconnect_controller;
+  void* open_protocol;
+  void* close_protocol;
+  void* open_protocol_information;
+  void* protocols_per_handle;
+  void* locate_handle_buffer;
+  Status(KPACK_EFIAPI* locate_protocol)(const Guid* protocol, void* registration, void** interface);
+};
+static_assert(offsetof(BootServices, allocate_pages) == 0x28);
+static_assert(offsetof(BootServices, handle_protocol) == 0x98);
+static_assert(offsetof(BootServices, exit_boot_services) == 0xE8);
+static_assert(offsetof(BootServices, locate_protocol) == 0x140);
+
+struct RuntimeServices {
+  TableHeader header;
+  void* get_time;
+  void* set_time;
+  void* get_wakeup_time;
+  void* set_wakeup_time;
+  void* set_virtual_address_map;
+  void* convert_pointer;
+  Status(KPACK_EFIAPI* get_variable)(const char16_t* name, const Guid* vendor, uint32_t* attributes,
+                                     uint64_t* size, void* data);
+};
+static_assert(offsetof(RuntimeServices, get_variable) == 0x48);
+
+struct SystemTable {
+  TableHeader header;
+  char16_t* firmware_vendor;
+  uint32_t firmware_revision;
+  Handle console_in_handle;
+  void* con_in;
+  Handle console_out_handle;
+  SimpleTextOutput* con_out;
+  Handle standard_error_handle;
+  SimpleTextOutput* std_err;
+  RuntimeServices* runtime_services;
+  BootServices* boot_services;
+  uint64_t number_of_table_entries;
+  void* configuration_table;
+};
+static_assert(offsetof(SystemTable, con_out) == 0x40);
+static_assert(offsetof(SystemTable, boot_services) == 0x60);
+
+struct LoadedImage {
+  uint32_t revision;
+  Handle parent_handle;
+  SystemTable* system_table;
+  Handle device_handle;
+  void* file_path;
+  void* reserved;
+  uint32_t load_options_size;
+  void* load_options;
+  void* image_base;
+  uint64_t image_size;
+  MemoryType image_code_type;
+  MemoryType image_data_type;
+  void* unload;
+};
+static_assert(offsetof(LoadedImage, load_options_size) == 0x30);
+static_assert(offsetof(LoadedImage, image_base) == 0x40);
+
+struct PixelBitmask {
+  uint32_t red, green, blue, reserved;
+};
+enum PixelFormat : uint32_t { kPixelRgbx8 = 0, kPixelBgrx8 = 1, kPixelBitMask = 2, kPixelBltOnly = 3 };
+struct GraphicsModeInfo {
+  uint32_t version;
+  uint32_t horizontal_resolution;
+  uint32_t vertical_resolution;
+  PixelFormat pixel_format;
+  PixelBitmask pixel_information;
+  uint32_t pixels_per_scan_line;
+};
+struct GraphicsMode {
+  uint32_t max_mode;
+  uint32_t mode;
+  GraphicsModeInfo* info;
+  uint64_t size_of_info;
+  uint64_t frame_buffer_base;
+  uint64_t frame_buffer_size;
+};
+struct GraphicsOutput {
+  void* query_mode;
+  void* set_mode;
+  void* blt;
+  GraphicsMode* mode;
+};
+
+struct Rng {
+  void* get_info;
+  Status(KPACK_EFIAPI* get_rng)(Rng* self, const Guid* algorithm, uint64_t size, uint8_t* value);
+};
+
+struct DevicePath {
+  uint8_t type, subtype;
+  uint8_t length[2];
+};
+
+struct LoadFile2 {
+  Status(KPACK_EFIAPI* load_file)(LoadFile2* self, void* file_path, bool boot_policy, uint64_t* size, void* buffer);
+};
+
+struct File {
+  uint64_t revision;
+  Status(KPACK_EFIAPI* open)(File* self, File** file, const char16_t* name, uint64_t mode, uint64_t attributes);
+  Status(KPACK_EFIAPI* close)(File* self);
+  void* remove;
+  Status(KPACK_EFIAPI* read)(File* self, uint64_t* size, void* buffer);
+  void* write;
+  void* get_position;
+  void* set_position;
+  Status(KPACK_EFIAPI* get_info)(File* self, const Guid* type, uint64_t* size, void* buffer);
+};
+inline constexpr uint64_t kFileModeRead = 1;
+inline constexpr uint64_t kFileInfoFileSizeOffset = 8;  // EFI_FILE_INFO.FileSize
+
+struct SimpleFileSystem {
+  uint64_t revision;
+  Status(KPACK_EFIAPI* open_volume)(SimpleFileSystem* self, File** root);
+};
+
+}  // namespace kpack::efi

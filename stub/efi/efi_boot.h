@@ -1,0 +1,81 @@
+// The EFI entry's parts (stub/efi/), and what they share. 64-bit code that runs on the firmware's
+// identity map with boot services up; only efi_entry.cc goes past ExitBootServices.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "efi.h"
+#include "formats/boot_params.h"
+#include "physical_memory.h"
+#include "range.h"
+
+namespace kpack::efi {
+
+// The firmware, reached through its tables.
+struct Firmware {
+  Handle image;
+  SystemTable* system;
+  BootServices* boot;
+};
+
+// efi_console.cc: text on ConOut (and COM1), for errors before ExitBootServices.
+void print(const Firmware& fw, const char* text);
+void print_hex(const Firmware& fw, uint64_t value);
+
+// Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
+uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);
+
+// firmware_memory.cc: the engine's memory under EFI. Reads go straight through the firmware's
+// identity map; a range the engine writes is first claimed from the firmware as EfiLoaderCode at
+// exactly that address, so the kernel's pages belong to it before ExitBootServices.
+class FirmwareMemory final : public PhysicalMemory {
+ public:
+  explicit FirmwareMemory(const Firmware& fw) : fw_(fw) {}
+  const uint8_t* readable(uint64_t addr, uint64_t size) override;
+  uint8_t* writable(uint64_t addr, uint64_t size) override;
+  // Claims `r` too (a gap between the kernel's segments); false when the firmware refuses.
+  bool claim(Range r);
+  // Gives every claimed page back, after an error.
+  void release();
+
+ private:
+  static constexpr uint32_t kMaxClaims = 64;
+  Firmware fw_;
+  Range claims_[kMaxClaims];
+  uint32_t claim_count_ = 0;
+};
+
+// The firmware's memory map, in a buffer that outlives ExitBootServices (efi_info points at it).
+struct MemoryMap {
+  uint8_t* buffer = nullptr;
+  uint64_t capacity = 0;
+  uint64_t size = 0;
+  uint64_t key = 0;
+  uint64_t descriptor_size = 0;
+  uint32_t descriptor_version = 0;
+  uint64_t count() const { return descriptor_size ? size / descriptor_size : 0; }
+  const MemoryDescriptor& at(uint64_t i) const {
+    return *reinterpret_cast<const MemoryDescriptor*>(buffer + i * descriptor_size);
+  }
+};
+// Allocates room for the map as it is now plus `slack` descriptors, and reads it.
+Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map);
+// Reads it again into the same buffer (no allocation: allowed between ExitBootServices attempts).
+Status reread_memory_map(const Firmware& fw, MemoryMap* map);
+
+// The map as e820 for the kernel, with the Linux EFI stub's type mapping; entries past the zero
+// page's 128 go to `extended` (a SETUP_E820_EXT node's entries, room for `extended_capacity`).
+// `conventional_only`: only free memory counts as RAM, for placing the kernel before
+// ExitBootServices. Returns the number of entries written to `extended`.
+uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
+                            boot::E820Entry* extended, uint32_t extended_capacity);
+
+// efi_initrd.cc: the initrd from the loader's LoadFile2 protocol or the command line's initrd=
+// paths on the image's own volume, into boot_params' ramdisk fields. kNotFound: there is none.
+Status load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params);
+
+// efi_video.cc: the GOP framebuffer into screen_info (nothing when there is no GOP).
+void store_framebuffer(const Firmware& fw, boot::ScreenInfo* screen);
+
+}  // namespace kpack::efi

@@ -1,0 +1,40 @@
+#include "efi_boot.h"
+#include "serial.h"
+
+namespace kpack::efi {
+
+// ConOut only: the firmware mirrors it on its serial console already.
+void print(const Firmware& fw, const char* text) {
+  if (!fw.system->con_out) return serial::write(text);
+  char16_t buffer[128];
+  size_t n = 0;
+  auto flush = [&] {
+    buffer[n] = 0;
+    fw.system->con_out->output_string(fw.system->con_out, buffer);
+    n = 0;
+  };
+  for (; *text; ++text) {
+    if (n + 3 >= sizeof(buffer) / sizeof(buffer[0])) flush();
+    if (*text == '\n') buffer[n++] = u'\r';
+    buffer[n++] = static_cast<char16_t>(static_cast<uint8_t>(*text));
+  }
+  flush();
+}
+
+void print_hex(const Firmware& fw, uint64_t value) {
+  char text[19] = "0x";
+  int digits = 1;
+  while (digits < 16 && (value >> (4 * digits))) ++digits;
+  for (int i = 0; i < digits; ++i) text[2 + i] = "0123456789abcdef"[(value >> (4 * (digits - 1 - i))) & 0xF];
+  text[2 + digits] = 0;
+  print(fw, text);
+}
+
+uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type) {
+  uint64_t address = max_address;
+  uint64_t pages = (size + 4095) / 4096;
+  if (failed(fw.boot->allocate_pages(kAllocateMaxAddress, type, pages, &address))) return 0;
+  return address;
+}
+
+}  // namespace kpack::efi

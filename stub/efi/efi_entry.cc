@@ -1,0 +1,230 @@
+// The EFI entries: the PE entry point that makes a kpack image an EFI application (UEFI
+// LoadImage/StartImage: firmware boot managers, the UEFI shell, systemd-boot, systemd-stub, shim),
+// and the EFI handover entry for loaders that fill boot_params themselves (GRUB's linuxefi).
+// Both boot the kernel the way the Linux EFI stub does: command line, initrd and framebuffer from
+// the firmware, the kernel decoded by the same engine as every other entry straight into pages
+// claimed from the firmware, then ExitBootServices, efi_info and e820, and the kernel's entry.
+// Until ExitBootServices an error is printed on ConOut and returned, so a boot manager can fall
+// back to another entry.
+#include "asm_symbols.h"
+#include "boot_environment.h"
+#include "boot_kernel.h"
+#include "efi_boot.h"
+#include "serial.h"
+#include "stub_record.h"
+
+extern "C" {
+// entry64.S: the 64-bit boot protocol's state, then the kernel.
+[[noreturn]] void enter_kernel(uint64_t entry, kpack::boot::BootParams* params) KPACK_ASM_SYMBOL;
+KPACK_EFIAPI kpack::efi::Status efi_pe_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system)
+    KPACK_ASM_SYMBOL;
+void efi_handover_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system, kpack::boot::BootParams* params)
+    KPACK_ASM_SYMBOL;
+}
+
+namespace kpack::efi {
+namespace {
+
+constexpr uint64_t kBelow4G = 0xFFFFFFFF;
+constexpr uint8_t kLoaderTypeEfiStub = 0x21;  // what the Linux EFI stub writes to type_of_loader
+
+// Before any pointer is used: our own relocations (the PE image carries none), and %fs for the
+// codec libraries' stack-protector canary (the firmware does not use %fs).
+void prepare_stub() {
+  apply_relocations(startup_32);
+  uint64_t tls = reinterpret_cast<uint64_t>(stub_tls);
+  asm volatile("wrmsr" : : "c"(0xC0000100), "a"(static_cast<uint32_t>(tls)), "d"(static_cast<uint32_t>(tls >> 32)));
+}
+
+Status report(const Firmware& fw, const char* message, Status status) {
+  print(fw, "kpack: error: ");
+  print(fw, message);
+  print(fw, " (EFI status ");
+  print_hex(fw, status);
+  print(fw, ")\n");
+  return failed(status) ? status : kLoadError;
+}
+
+Status report(const Firmware& fw, StubStatus status) {
+  print(fw, "kpack: error: ");
+  print(fw, status.message ? status.message : "unknown error");
+  print(fw, " (");
+  print_hex(fw, status.a);
+  print(fw, ", ");
+  print_hex(fw, status.b);
+  print(fw, ")\n");
+  return kLoadError;
+}
+
+// LoadOptions is UCS-2 text; characters past ASCII become '?'.
+Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::BootParams* params) {
+  uint32_t limit = params->hdr.cmdline_size;
+  uint64_t address = allocate_pages(fw, uint64_t{limit} + 1, kBelow4G);
+  if (!address) return kOutOfResources;
+  char* out = reinterpret_cast<char*>(address);
+  const auto* text = static_cast<const char16_t*>(image.load_options);
+  uint64_t chars = text ? image.load_options_size / 2 : 0, n = 0;
+  for (uint64_t i = 0; i < chars && n < limit && text[i]; ++i)
+    out[n++] = text[i] < 0x80 ? static_cast<char>(text[i]) : '?';
+  out[n] = 0;
+  params->hdr.cmd_line_ptr = static_cast<uint32_t>(address);
+  params->ext_cmd_line_ptr = static_cast<uint32_t>(address >> 32);
+  return kSuccess;
+}
+
+const char* command_line(const boot::BootParams& params) {
+  return reinterpret_cast<const char*>(uint64_t{params.hdr.cmd_line_ptr} | uint64_t{params.ext_cmd_line_ptr} << 32);
+}
+
+uint64_t length(const char* text) {
+  uint64_t n = 0;
+  while (text && text[n]) ++n;
+  return n;
+}
+
+// boot_params.secure_boot as the Linux EFI stub reports it (efi_secureboot_mode).
+uint8_t secure_boot_mode(const Firmware& fw) {
+  constexpr uint8_t kDisabled = 2, kEnabled = 3, kUnknown = 1;
+  auto variable = [&](const char16_t* name, uint8_t* value) {
+    uint64_t size = 1;
+    return fw.system->runtime_services->get_variable(name, &kGlobalVariable, nullptr, &size, value);
+  };
+  uint8_t secure_boot = 0, setup_mode = 0;
+  Status status = variable(u"SecureBoot", &secure_boot);
+  if (status == kNotFound) return kDisabled;
+  if (failed(status) || failed(variable(u"SetupMode", &setup_mode))) return kUnknown;
+  return secure_boot == 1 && setup_mode == 0 ? kEnabled : kDisabled;
+}
+
+// EFI_RNG_PROTOCOL's bytes for KASLR, when the firmware has it.
+uint64_t firmware_entropy(const Firmware& fw, uint8_t* bytes, uint64_t size) {
+  void* interface = nullptr;
+  if (failed(fw.boot->locate_protocol(&kRngProtocol, nullptr, &interface)) || !interface) return 0;
+  auto* rng = static_cast<Rng*>(interface);
+  return failed(rng->get_rng(rng, nullptr, size, bytes)) ? 0 : size;
+}
+
+// ExitBootServices needs the key of the current map; the map changes under us (timers), so the
+// specification's retry: read it again, without allocating, and try once more.
+Status exit_boot_services(const Firmware& fw, MemoryMap* map) {
+  Status status = fw.boot->exit_boot_services(fw.image, map->key);
+  if (status != kInvalidParameter) return status;
+  status = reread_memory_map(fw, map);
+  if (failed(status)) return status;
+  return fw.boot->exit_boot_services(fw.image, map->key);
+}
+
+// After ExitBootServices: the kernel's view of the firmware (efi_info, e820).
+void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootParams* params,
+                          boot::SetupData* extended, uint32_t extended_capacity) {
+  boot::EfiInfo& info = params->efi_info;
+  uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.buffer);
+  info.efi_loader_signature = boot::kEfiLoaderSignature64;
+  info.efi_systab = static_cast<uint32_t>(system);
+  info.efi_systab_hi = static_cast<uint32_t>(system >> 32);
+  info.efi_memdesc_size = static_cast<uint32_t>(map.descriptor_size);
+  info.efi_memdesc_version = map.descriptor_version;
+  info.efi_memmap = static_cast<uint32_t>(buffer);
+  info.efi_memmap_hi = static_cast<uint32_t>(buffer >> 32);
+  info.efi_memmap_size = static_cast<uint32_t>(map.size);
+  auto* entries = reinterpret_cast<boot::E820Entry*>(extended + 1);
+  uint32_t extra = memory_map_to_e820(map, false, params, entries, extended_capacity);
+  if (!extra) return;
+  extended->type = boot::kSetupE820Ext;
+  extended->len = static_cast<uint32_t>(extra * sizeof(boot::E820Entry));
+  extended->next = params->hdr.setup_data;
+  params->hdr.setup_data = reinterpret_cast<uint64_t>(extended);
+}
+
+Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
+  uint64_t start = rdtsc();
+  const auto* record = reinterpret_cast<const StubInfo*>(__stub_end);
+  StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
+  if (!checked.ok()) return report(fw, checked);
+
+  void* interface = nullptr;
+  Status status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
+  if (failed(status)) return report(fw, "no LoadedImage protocol", status);
+  const auto& image = *static_cast<const LoadedImage*>(interface);
+
+  // boot_params: the handover loader's, or ours: zeroed, with the image's setup header.
+  boot::BootParams* params = given;
+  if (!params) {
+    params = reinterpret_cast<boot::BootParams*>(allocate_pages(fw, sizeof(boot::BootParams), kBelow4G));
+    if (!params) return report(fw, "no memory for boot_params", kOutOfResources);
+    *params = boot::BootParams{};
+    __builtin_memcpy(&params->hdr, static_cast<const uint8_t*>(image.image_base) + boot::kSetupHeaderOffset,
+                     sizeof(params->hdr));
+    params->hdr.type_of_loader = kLoaderTypeEfiStub;
+    status = store_command_line(fw, image, params);
+    if (failed(status)) return report(fw, "no memory for the command line", status);
+    status = load_initrd(fw, image.device_handle, command_line(*params), params);
+    if (failed(status) && status != kNotFound) return report(fw, "cannot load the initrd", status);
+  }
+  bool debug = command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug");
+  if (debug) serial::write("kpack: efi entry\n");
+  store_framebuffer(fw, &params->screen_info);
+  params->secure_boot = secure_boot_mode(fw);
+
+  // The kernel's place: free memory as the firmware sees it now, claimed as the engine writes.
+  MemoryMap now;
+  status = read_memory_map(fw, 0, &now);
+  if (failed(status)) return report(fw, "cannot read the memory map", status);
+  memory_map_to_e820(now, true, params, nullptr, 0);
+  fw.boot->free_pool(now.buffer);
+  uint8_t entropy[32];
+  BootOptions options;
+  options.start_tsc = start;
+  options.bios_machine = false;
+  options.extra_entropy = entropy;
+  options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
+  FirmwareMemory memory(fw);
+  UnpackResult result;
+  StubStatus unpacked = unpack_for_boot(params, startup_32, *record, memory, options, &result);
+  // The whole span is the kernel's, gaps between segments included, before the firmware hands
+  // any of it out.
+  if (unpacked.ok() && !memory.claim(range_of(result.base, result.kernel.span())))
+    unpacked = fail("the firmware refused the kernel's pages", result.base, result.kernel.span());
+  if (!unpacked.ok()) {
+    memory.release();
+    return report(fw, unpacked);
+  }
+
+  // Room for e820 entries past the zero page's 128, then the final map and ExitBootServices.
+  MemoryMap final_map;
+  status = read_memory_map(fw, 16, &final_map);
+  if (failed(status)) return report(fw, "cannot read the memory map", status);
+  uint32_t extended_capacity = static_cast<uint32_t>(final_map.capacity / final_map.descriptor_size);
+  void* extended = nullptr;
+  status = fw.boot->allocate_pool(kLoaderData, sizeof(boot::SetupData) + extended_capacity * sizeof(boot::E820Entry),
+                                  &extended);
+  if (failed(status)) return report(fw, "no memory for the e820 table", status);
+  status = reread_memory_map(fw, &final_map);
+  if (!failed(status)) status = exit_boot_services(fw, &final_map);
+  if (failed(status)) return report(fw, "ExitBootServices failed", status);
+
+  // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
+  hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity);
+  enter_kernel(result.entry, params);
+}
+
+}  // namespace
+}  // namespace kpack::efi
+
+using namespace kpack::efi;
+
+KPACK_EFIAPI Status efi_pe_entry(Handle image, SystemTable* system) {
+  prepare_stub();
+  Firmware fw{image, system, system->boot_services};
+  return boot_kernel(fw, nullptr);
+}
+
+void efi_handover_entry(Handle image, SystemTable* system, kpack::boot::BootParams* params) {
+  prepare_stub();
+  Firmware fw{image, system, system->boot_services};
+  Status status = boot_kernel(fw, params);
+  // The handover protocol has no return: end the calling image, as the Linux EFI stub does.
+  using ExitFunction = Status(KPACK_EFIAPI*)(Handle, Status, uint64_t, void*);
+  reinterpret_cast<ExitFunction>(fw.boot->exit)(image, status, 0, nullptr);
+  for (;;) asm volatile("hlt");
+}

@@ -1,0 +1,150 @@
+// The initrd under EFI, found where the Linux EFI stub looks: first a LoadFile2 protocol on the
+// LINUX_EFI_INITRD_MEDIA_GUID device path (systemd-boot, systemd-stub, GRUB, QEMU's -initrd
+// under OVMF install one), else the command line's initrd= paths, read from the volume the image
+// was loaded from and concatenated in order.
+#include "efi_boot.h"
+
+namespace kpack::efi {
+namespace {
+
+// The vendor media node and the end node: the device path the initrd's LoadFile2 sits on.
+struct InitrdDevicePath {
+  DevicePath vendor;
+  Guid guid;
+  DevicePath end;
+};
+static_assert(sizeof(InitrdDevicePath) == 24);
+
+void set_ramdisk(boot::BootParams* params, uint64_t address, uint64_t size) {
+  params->hdr.ramdisk_image = static_cast<uint32_t>(address);
+  params->hdr.ramdisk_size = static_cast<uint32_t>(size);
+  params->ext_ramdisk_image = static_cast<uint32_t>(address >> 32);
+  params->ext_ramdisk_size = static_cast<uint32_t>(size >> 32);
+}
+
+// Below the header's initrd_addr_max when the firmware has room there, anywhere otherwise (the
+// header says XLF_CAN_BE_LOADED_ABOVE_4G, and the kernel takes ext_ramdisk_image).
+uint64_t allocate_initrd(const Firmware& fw, const boot::BootParams& params, uint64_t size) {
+  uint64_t address = allocate_pages(fw, size, params.hdr.initrd_addr_max);
+  return address ? address : allocate_pages(fw, size, ~0ull);
+}
+
+Status load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
+  InitrdDevicePath path{{4, 3, {20, 0}}, kLinuxInitrdMedia, {0x7F, 0xFF, {4, 0}}};
+  void* remaining = &path;
+  Handle handle = nullptr;
+  if (failed(fw.boot->locate_device_path(&kLoadFile2Protocol, &remaining, &handle))) return kNotFound;
+  void* interface = nullptr;
+  Status status = fw.boot->handle_protocol(handle, &kLoadFile2Protocol, &interface);
+  if (failed(status)) return status;
+  auto* load_file = static_cast<LoadFile2*>(interface);
+  uint64_t size = 0;
+  status = load_file->load_file(load_file, &path, false, &size, nullptr);
+  if (status != kBufferTooSmall) return failed(status) ? status : kNotFound;  // an empty initrd is none
+  uint64_t address = allocate_initrd(fw, *params, size);
+  if (!address) return kOutOfResources;
+  status = load_file->load_file(load_file, &path, false, &size, reinterpret_cast<void*>(address));
+  if (failed(status)) {
+    fw.boot->free_pages(address, (size + 4095) / 4096);
+    return status;
+  }
+  set_ramdisk(params, address, size);
+  return kSuccess;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Calls visit(path, length) for each initrd= word of the command line.
+template <typename Visit>
+Status for_each_initrd_path(const char* command_line, Visit visit) {
+  for (const char* p = command_line; p && *p;) {
+    while (is_space(*p)) ++p;
+    const char* word = p;
+    while (*p && !is_space(*p)) ++p;
+    static constexpr char kKey[] = "initrd=";
+    bool match = p - word > 7;
+    for (int i = 0; match && i < 7; ++i) match = word[i] == kKey[i];
+    if (match) {
+      Status status = visit(word + 7, static_cast<size_t>(p - word - 7));
+      if (failed(status)) return status;
+    }
+  }
+  return kSuccess;
+}
+
+Status open_file(File* root, const char* path, size_t length, File** file) {
+  char16_t name[256];
+  if (length + 1 > sizeof(name) / sizeof(name[0])) return kInvalidParameter;
+  for (size_t i = 0; i < length; ++i) name[i] = path[i] == '/' ? u'\\' : static_cast<char16_t>(path[i]);
+  name[length] = 0;
+  return root->open(root, file, name, kFileModeRead, 0);
+}
+
+Status file_size(File* file, uint64_t* size) {
+  alignas(8) uint8_t info[512];
+  uint64_t info_size = sizeof(info);
+  Status status = file->get_info(file, &kFileInfo, &info_size, info);
+  if (failed(status)) return status;
+  *size = *reinterpret_cast<const uint64_t*>(info + kFileInfoFileSizeOffset);
+  return kSuccess;
+}
+
+Status load_from_command_line(const Firmware& fw, void* device_handle, const char* command_line,
+                              boot::BootParams* params) {
+  void* interface = nullptr;
+  if (!device_handle || failed(fw.boot->handle_protocol(device_handle, &kSimpleFileSystemProtocol, &interface)))
+    return kNotFound;
+  File* root = nullptr;
+  auto* volume = static_cast<SimpleFileSystem*>(interface);
+  Status status = volume->open_volume(volume, &root);
+  if (failed(status)) return status;
+  // First the total size, then one allocation, then the files in order.
+  uint64_t total = 0;
+  uint32_t files = 0;
+  status = for_each_initrd_path(command_line, [&](const char* path, size_t length) {
+    File* file = nullptr;
+    uint64_t size = 0;
+    Status s = open_file(root, path, length, &file);
+    if (!failed(s)) s = file_size(file, &size), file->close(file);
+    total += size;
+    ++files;
+    return s;
+  });
+  if (failed(status) || !files || !total) {
+    root->close(root);
+    return failed(status) ? status : kNotFound;
+  }
+  uint64_t address = allocate_initrd(fw, *params, total);
+  if (!address) {
+    root->close(root);
+    return kOutOfResources;
+  }
+  uint64_t at = address;
+  status = for_each_initrd_path(command_line, [&](const char* path, size_t length) {
+    File* file = nullptr;
+    Status s = open_file(root, path, length, &file);
+    if (failed(s)) return s;
+    uint64_t size = address + total - at;
+    s = file->read(file, &size, reinterpret_cast<void*>(at));
+    file->close(file);
+    at += size;
+    return s;
+  });
+  root->close(root);
+  if (failed(status)) {
+    fw.boot->free_pages(address, (total + 4095) / 4096);
+    return status;
+  }
+  set_ramdisk(params, address, at - address);
+  return kSuccess;
+}
+
+}  // namespace
+
+Status load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params) {
+  Status status = load_from_load_file2(fw, params);
+  if (status != kNotFound) return status;
+  return load_from_command_line(fw, device_handle, command_line, params);
+}
+
+}  // namespace kpack::efi

@@ -1,0 +1,128 @@
+#include "efi_boot.h"
+
+namespace kpack::efi {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+Range page_range(uint64_t addr, uint64_t size) {
+  return Range{addr & ~(kPage - 1), (addr + size + kPage - 1) & ~(kPage - 1)};
+}
+
+}  // namespace
+
+const uint8_t* FirmwareMemory::readable(uint64_t addr, uint64_t size) {
+  if (addr + size < addr) return nullptr;
+  return reinterpret_cast<const uint8_t*>(addr);
+}
+
+uint8_t* FirmwareMemory::writable(uint64_t addr, uint64_t size) {
+  if (addr + size < addr || !claim(range_of(addr, size))) return nullptr;
+  return reinterpret_cast<uint8_t*>(addr);
+}
+
+// Allocates the pages of `r` not claimed yet, one run at a time.
+bool FirmwareMemory::claim(Range r) {
+  if (r.empty()) return true;
+  Range wanted = page_range(r.begin, r.size());
+  uint64_t at = wanted.begin;
+  while (at < wanted.end) {
+    // Skip what an earlier claim holds; otherwise claim up to the next claimed page.
+    uint64_t next = wanted.end;
+    bool held = false;
+    for (uint32_t i = 0; i < claim_count_; ++i) {
+      if (claims_[i].begin <= at && at < claims_[i].end) {
+        held = true;
+        at = claims_[i].end;
+        break;
+      }
+      if (claims_[i].begin > at && claims_[i].begin < next) next = claims_[i].begin;
+    }
+    if (held) continue;
+    if (claim_count_ == kMaxClaims) return false;
+    uint64_t address = at;
+    if (failed(fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPage, &address))) return false;
+    claims_[claim_count_++] = Range{at, next};
+    at = next;
+  }
+  return true;
+}
+
+void FirmwareMemory::release() {
+  for (uint32_t i = 0; i < claim_count_; ++i) fw_.boot->free_pages(claims_[i].begin, claims_[i].size() / kPage);
+  claim_count_ = 0;
+}
+
+Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
+  uint64_t size = 0, key, descriptor_size;
+  uint32_t version;
+  Status status = fw.boot->get_memory_map(&size, nullptr, &key, &descriptor_size, &version);
+  if (status != kBufferTooSmall) return failed(status) ? status : kLoadError;
+  // The allocation itself may split a free range: room for that and for `slack` more.
+  map->capacity = size + (slack + 4) * descriptor_size;
+  void* buffer = nullptr;
+  status = fw.boot->allocate_pool(kLoaderData, map->capacity, &buffer);
+  if (failed(status)) return status;
+  map->buffer = static_cast<uint8_t*>(buffer);
+  return reread_memory_map(fw, map);
+}
+
+Status reread_memory_map(const Firmware& fw, MemoryMap* map) {
+  map->size = map->capacity;
+  return fw.boot->get_memory_map(&map->size, reinterpret_cast<MemoryDescriptor*>(map->buffer), &map->key,
+                                 &map->descriptor_size, &map->descriptor_version);
+}
+
+namespace {
+
+// The Linux EFI stub's mapping (setup_e820 in drivers/firmware/efi/libstub/x86-stub.c).
+uint32_t e820_type(const MemoryDescriptor& d, bool conventional_only) {
+  if (conventional_only) return d.type == kConventionalMemory ? boot::kE820Ram : boot::kE820Reserved;
+  switch (d.type) {
+    case kLoaderCode:
+    case kLoaderData:
+    case kBootServicesCode:
+    case kBootServicesData:
+    case kConventionalMemory:
+      return (d.attribute & kMemorySpecificPurpose) ? boot::kE820SoftReserved : boot::kE820Ram;
+    case kUnusableMemory: return boot::kE820Unusable;
+    case kAcpiReclaimMemory: return boot::kE820Acpi;
+    case kAcpiMemoryNvs: return boot::kE820Nvs;
+    case kPersistentMemory: return boot::kE820Pmem;
+    default: return boot::kE820Reserved;
+  }
+}
+
+}  // namespace
+
+uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
+                            boot::E820Entry* extended, uint32_t extended_capacity) {
+  uint32_t count = 0, extra = 0;
+  boot::E820Entry last{};
+  bool have_last = false;
+  auto emit = [&](const boot::E820Entry& e) {
+    if (count < boot::kE820MaxEntries) params->e820_table[count++] = e;
+    else if (extra < extended_capacity) extended[extra++] = e;
+  };
+  for (uint64_t i = 0; i < map.count(); ++i) {
+    const MemoryDescriptor& d = map.at(i);
+    uint32_t type = e820_type(d, conventional_only);
+    if (conventional_only && type != boot::kE820Ram) continue;  // only free RAM matters there
+    uint64_t start = d.physical_start, size = d.number_of_pages * kPage;
+    // Adjacent ranges of one type become one entry, as the kernel would merge them anyway.
+    if (have_last && uint32_t{last.type} == type && uint64_t{last.addr} + uint64_t{last.size} == start) {
+      last.size = uint64_t{last.size} + size;
+      continue;
+    }
+    if (have_last) emit(last);
+    last.addr = start;
+    last.size = size;
+    last.type = type;
+    have_last = true;
+  }
+  if (have_last) emit(last);
+  params->e820_entries = static_cast<uint8_t>(count);
+  return extra;
+}
+
+}  // namespace kpack::efi
