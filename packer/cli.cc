@@ -48,6 +48,9 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     } else if (a == "--relocs") {
       Status s = value(&cl.relocs_output);
       if (!s) return s.error();
+    } else if (a == "--sbat") {
+      Status s = value(&cl.sbat_input);
+      if (!s) return s.error();
     } else if (a == "--level" || a == "--kernel-address") {
       std::string text;
       Status s = value(&text);
@@ -77,6 +80,7 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   if (cl.command == Command::kInfo && !cl.relocs_output.empty())
     return Error{"kpack: --relocs goes with extract or packing"};
   if (cl.command == Command::kPack) std::swap(cl.relocs_input, cl.relocs_output);
+  if (cl.command != Command::kPack && !cl.sbat_input.empty()) return Error{"kpack: --sbat goes with packing"};
 
   Codec codec = cl.pack.compress.codec;
   if (!cl.level_given) cl.pack.compress.level = default_level(codec);

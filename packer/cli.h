@@ -18,6 +18,7 @@ struct CommandLine {
   std::string output;
   std::string relocs_output;  // extract --relocs
   std::string relocs_input;   // packing: --relocs FILE, the kernel's relocation table
+  std::string sbat_input;     // packing: --sbat FILE, the .sbat section's contents
   PackOptions pack;
   bool level_given = false;
 };

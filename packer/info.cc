@@ -6,6 +6,7 @@
 #include "file_io.h"
 #include "formats/elf64.h"
 #include "kernel_input.h"
+#include "pe_image.h"
 #include "placement_report.h"
 #include "relocs_table.h"
 
@@ -44,6 +45,28 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
   field("pref_address", h.pref_address);
   field("init_size", h.init_size);
   field("kernel_info_offset", h.kernel_info_offset);
+  field("handover_offset", h.handover_offset);
+
+  // The EFI application view (PE/COFF), when the image has one.
+  Result<std::optional<PeView>> pe = read_pe_view(file, path);
+  if (!pe) return pe.error();
+  if (!pe->has_value()) {
+    std::fprintf(out, "pe: none (not an EFI application)\n");
+  } else {
+    const PeView& v = **pe;
+    std::fprintf(out, "pe: machine 0x%x, subsystem %u, entry 0x%x, SizeOfImage 0x%x, SizeOfHeaders 0x%x, "
+                      "image version %u, DllCharacteristics 0x%x, %s\n",
+                 v.machine, v.subsystem, v.entry, v.size_of_image, v.size_of_headers, v.major_image_version,
+                 v.dll_characteristics,
+                 v.signature_size ? "signed (certificate table present)" : "unsigned");
+    for (const PeSection& s : v.sections) {
+      std::string name;
+      for (char c : s.name) name += (c >= 0x20 && c < 0x7F) ? c : '?';
+      std::fprintf(out, "  %-8s rva 0x%08x size 0x%08x file 0x%08x+0x%08x %c%c%c\n", name.c_str(), s.virtual_address,
+                   s.virtual_size, s.raw_offset, s.raw_size, s.characteristics & 0x40000000 ? 'R' : '-',
+                   s.characteristics & 0x80000000 ? 'W' : '-', s.characteristics & 0x20000000 ? 'X' : '-');
+    }
+  }
 
   std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
                stream_format_name(image->format), image->payload_size, payload->elf.size(), payload->relocs.size());

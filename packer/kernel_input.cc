@@ -5,6 +5,7 @@
 #include "bzimage_reader.h"
 #include "file_io.h"
 #include "kernel_version.h"
+#include "pe_image.h"
 #include "relocs_from_elf.h"
 
 namespace kpack {
@@ -83,6 +84,9 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
   if (!input) return input;
   input->relocs = std::move(payload->relocs);
   input->cmdline_size = image->header.cmdline_size;
+  // The signature covers the old image's bytes; the packed image needs one of its own.
+  Result<std::optional<PeView>> pe = read_pe_view(*file, path);
+  input->was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;
   input->version = version_from_bzimage(*file, image->header, image->setup_size);
   if (!input->version) input->version = version_from_banner(input->elf);
   Status relocs = choose_relocs(*input, path, relocs_path);

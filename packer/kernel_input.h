@@ -26,6 +26,7 @@ struct KernelInput {
   KernelHeaders kernel;                // parsed and validated program headers
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
   std::optional<std::string> version;    // for the header's kernel_version string
+  bool was_signed = false;               // the source bzImage carried an Authenticode signature
 };
 
 // Validates an ELF held in memory. `name` is the file, for messages.

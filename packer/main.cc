@@ -75,6 +75,14 @@ Status pack(const CommandLine& cl) {
   // Lay out the payload, compress it, and put the image together.
   ProgressLine progress(codec_name(cl.pack.compress.codec));
   PackOptions options = cl.pack;
+  if (!cl.sbat_input.empty()) {
+    Result<std::vector<uint8_t>> sbat = read_file(cl.sbat_input);
+    if (!sbat) return sbat.error();
+    // shim reads SBAT as CSV text; a few KiB is already a long revocation history.
+    if (sbat->empty() || sbat->size() > 64 * 1024)
+      return error_in(cl.sbat_input, "an SBAT file holds 1 byte to 64 KiB of CSV text");
+    options.sbat = std::move(*sbat);
+  }
   options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
   Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), cl.output);
   if (!image) return image.error();
@@ -85,6 +93,11 @@ Status pack(const CommandLine& cl) {
     std::fprintf(stderr,
                  "kpack: warning: %s has no relocation table (no .rela sections, no --relocs): the image can "
                  "randomize only the physical address\n",
+                 cl.input.c_str());
+  if (written && input->was_signed)
+    std::fprintf(stderr,
+                 "kpack: note: %s was signed; its signature does not cover the new image, which is unsigned "
+                 "(sign it again, e.g. with sbsign)\n",
                  cl.input.c_str());
   return written;
 }

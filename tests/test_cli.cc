@@ -29,6 +29,10 @@ TEST_CASE("the pack command line") {
   CHECK(cl->pack.compress.codec == Codec::kLz4);
   CHECK(cl->pack.compress.level == 12);
   CHECK(cl->pack.kernel_address == 0x1000000);
+
+  cl = parse({"--sbat", "sbat.csv", "in", "-o", "out"});
+  REQUIRE(cl.ok());
+  CHECK(cl->sbat_input == "sbat.csv");
 }
 
 TEST_CASE("extract, info, help and version") {
@@ -65,4 +69,6 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"--kernel-address", "0x300000", "a", "-o", "x"}) ==
         "kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB");
   CHECK(error({"info", "a", "--relocs", "r"}) == "kpack: --relocs goes with extract or packing");
+  CHECK(error({"extract", "a", "-o", "x", "--sbat", "s"}) == "kpack: --sbat goes with packing");
+  CHECK(error({"a", "-o", "x", "--sbat"}) == "kpack: --sbat needs a value");
 }

@@ -89,6 +89,10 @@ else
     # chmod 000 does not stop root; reading /proc/self/mem at offset 0 fails (EIO) for anyone.
     expect_failure "unreadable-file" "read failed" "/proc/self/mem" "$out" -- --lz4 /proc/self/mem -o "$out"
 fi
+# --- A bad --sbat file: missing, or empty; the error names the SBAT file.
+expect_failure "sbat-missing" "no such file" "$work/nope.csv" "$out" -- --lz4 --sbat "$work/nope.csv" "$cases/good.elf" -o "$out"
+: > "$work/empty.csv"
+expect_failure "sbat-empty" "1 byte to 64 KiB" "$work/empty.csv" "$out" -- --lz4 --sbat "$work/empty.csv" "$cases/good.elf" -o "$out"
 expect_failure "missing-output-directory" "cannot create a temporary file" "$work/no/such/dir/kernel.img" \
     "$work/no/such/dir/kernel.img" -- --lz4 "$cases/good.elf" -o "$work/no/such/dir/kernel.img"
 if [[ $(id -u) -eq 0 ]] && mkdir -p "$work/full" && mount -t tmpfs -o size=64k kpack-full "$work/full" 2>/dev/null; then
