@@ -180,11 +180,17 @@ Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
   options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
   FirmwareMemory memory(fw);
   UnpackResult result;
+  // Debian's codec libraries are built for user space: their leaf functions keep data below the
+  // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
+  // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
+  // the firmware, which turns them back on).
+  asm volatile("cli" ::: "memory");
   StubStatus unpacked = unpack_for_boot(params, startup_32, *record, memory, options, &result);
   // The whole span is the kernel's, gaps between segments included, before the firmware hands
   // any of it out.
   if (unpacked.ok() && !memory.claim(range_of(result.base, result.kernel.span())))
     unpacked = fail("the firmware refused the kernel's pages", result.base, result.kernel.span());
+  asm volatile("sti" ::: "memory");
   if (!unpacked.ok()) {
     memory.release();
     return report(fw, unpacked);

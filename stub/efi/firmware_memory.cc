@@ -41,7 +41,9 @@ bool FirmwareMemory::claim(Range r) {
     if (held) continue;
     if (claim_count_ == kMaxClaims) return false;
     uint64_t address = at;
-    if (failed(fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPage, &address))) return false;
+    Status status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPage, &address);
+    asm volatile("cli" ::: "memory");  // the firmware left them on; the engine runs without (efi_entry.cc)
+    if (failed(status)) return false;
     claims_[claim_count_++] = Range{at, next};
     at = next;
   }
