@@ -91,9 +91,10 @@ void bzimage_seeds() {
   KernelInput small = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
   PackOptions raw;
   raw.compress = {Codec::kRaw, 0, 1};
-  raw.kernel_address = 0x102000;  // not a valid CLI address, but it keeps the mirrored gap small
+  raw.kernel_address = 0x104000;  // not a valid CLI address, but it keeps the mirrored gap small
   Result<Bytes> image = build_image(small, raw, built_in_blobs(), "seed");
-  if (image) write_seed("fuzz_bzimage", "kpack-raw.img", *image);
+  if (!image) std::exit(1);
+  write_seed("fuzz_bzimage", "kpack-raw.img", *image);
 }
 
 // [codec] [machine bits] payload, as fuzz_unpack reads it.
