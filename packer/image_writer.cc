@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
 #include "frames.h"
@@ -15,11 +16,6 @@ namespace {
 
 constexpr uint32_t kDefaultCmdlineSize = 2047;  // COMMAND_LINE_SIZE - 1 on x86
 constexpr uint64_t kPageSize = 4096;
-
-template <typename T>
-void put(std::vector<uint8_t>& out, uint64_t offset, const T& value) {
-  std::memcpy(out.data() + offset, &value, sizeof(T));
-}
 
 uint64_t floor_of(const KernelInput& input, const PackOptions& options) {
   return options.kernel_address.value_or(input.kernel.physical.begin);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/pe.h"
 
@@ -12,18 +13,6 @@ namespace {
 constexpr uint32_t kNtHeadersOffset = 0x40;
 
 uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
-
-template <typename T>
-void put(std::vector<uint8_t>& out, uint64_t offset, const T& value) {
-  std::memcpy(out.data() + offset, &value, sizeof(T));
-}
-
-template <typename T>
-T get(std::span<const uint8_t> in, uint64_t offset) {
-  T value;
-  std::memcpy(&value, in.data() + offset, sizeof(T));
-  return value;
-}
 
 pe::SectionHeader section(const char* name, uint64_t rva, uint64_t virtual_size, uint64_t raw_offset,
                           uint64_t raw_size, uint32_t characteristics) {
