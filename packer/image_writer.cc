@@ -16,6 +16,8 @@ namespace {
 
 constexpr uint32_t kDefaultCmdlineSize = 2047;  // COMMAND_LINE_SIZE - 1 on x86
 constexpr uint64_t kPageSize = 4096;
+// What 16-bit loaders load and leave alone below the heap and command line (boot.rst: X+0x8000).
+constexpr uint64_t kMaxSetupSize = 0x8000;
 
 uint64_t floor_of(const KernelInput& input, const PackOptions& options) {
   return options.kernel_address.value_or(input.kernel.physical.begin);
@@ -133,6 +135,10 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
     image.insert(image.end(), input.version->begin(), input.version->end());
     image.resize(align_up(image.size() + 1, boot::kSectorSize), 0);
   }
+  // The protected-mode part starts on a page: then every PE section's RVA equals its file offset,
+  // as in stock images, so a loader that copies the file flat (systemd-stub 252) runs it too.
+  image.resize(align_up(image.size(), kPeSectionAlignment), 0);
+  if (image.size() > kMaxSetupSize) return error_in(name, "internal error: setup sectors too large");
   uint64_t setup_size = image.size();
   uint32_t setup_sects = static_cast<uint32_t>(setup_size / boot::kSectorSize - 1);
   boot::SetupHeader header = make_header(input, setup_sects, protected_size, payload_offset,

@@ -42,14 +42,15 @@ Result<StubLayout> read_stub_layout(std::span<const uint8_t> stub, const std::st
 
 Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const std::string& name) {
   const uint64_t pm_file = in.setup_size;
-  if (pm_file < kPeHeadersSize || pm_file % kPeFileAlignment || in.payload_offset % kPeSectionAlignment ||
+  if (pm_file < kPeHeadersSize || pm_file % kPeSectionAlignment || in.payload_offset % kPeSectionAlignment ||
       in.payload_offset < in.stub.data_start || image.size() < pm_file + align_up(in.image_size, kPeFileAlignment))
     return error_in(name, "internal error: image not laid out for PE sections");
 
-  // The protected-mode part keeps its layout in memory: each stub part at the same offset from
-  // the part's start as in the file (the stub is position independent, not relocated by RVA).
-  const uint64_t setup_rva = kPeSectionAlignment;
-  const uint64_t pm_rva = align_up(setup_rva + (pm_file - kPeHeadersSize), kPeSectionAlignment);
+  // Every section's RVA is its file offset (the protected-mode part starts on a page), as in
+  // stock images: the PE mapping is the file, so loaders that map sections and loaders that copy
+  // the file flat (systemd-stub 252) both run the position-independent stub as it lies in the file.
+  const uint64_t setup_rva = kPeHeadersSize;
+  const uint64_t pm_rva = pm_file;
   const uint64_t payload_size = in.image_size - in.payload_offset;
   std::vector<pe::SectionHeader> sections;
   using namespace pe;

@@ -13,13 +13,13 @@
 
 namespace kpack {
 
-// The first 0x400 bytes of the file are the PE headers' (they hold the setup header at 0x1F1 too).
-inline constexpr uint32_t kPeHeadersSize = 0x400;
+// The first page of the file is the PE headers' (it holds the setup header at 0x1F1 too).
+inline constexpr uint32_t kPeHeadersSize = 0x1000;
 inline constexpr uint32_t kPeSectionAlignment = 0x1000;
 inline constexpr uint32_t kPeFileAlignment = 0x200;
 
 struct PeInput {
-  uint64_t setup_size = 0;      // bytes before the protected-mode part (a multiple of 512)
+  uint64_t setup_size = 0;      // bytes before the protected-mode part (a multiple of 4096)
   StubLayout stub;              // offsets inside the protected-mode part
   uint64_t payload_offset = 0;  // the payload's offset in the protected-mode part
   uint64_t image_size = 0;      // bytes of the protected-mode part, payload included

@@ -57,7 +57,8 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     CHECK(test::get<uint16_t>(image, 0x56) == 0x0206);
     const uint64_t o = 0x58;  // the optional header
     CHECK(test::get<uint16_t>(image, o + 0) == 0x020B);
-    uint64_t pm_rva = (0x1000 + (setup_size - 0x400) + 0xFFF) / 0x1000 * 0x1000;
+    uint64_t pm_rva = setup_size;  // every RVA is the file offset
+    CHECK(setup_size % 0x1000 == 0);
     CHECK(test::get<uint32_t>(image, o + 16) == pm_rva + layout->efi_entry);  // AddressOfEntryPoint
     CHECK(test::get<uint32_t>(image, o + 20) == pm_rva);                      // BaseOfCode
     CHECK(test::get<uint64_t>(image, o + 24) == 0);                           // ImageBase
@@ -65,7 +66,7 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     CHECK(test::get<uint32_t>(image, o + 36) == 0x200);                       // FileAlignment
     CHECK(test::get<uint16_t>(image, o + 44) == 3);  // MajorImageVersion: initrd by LoadFile2 and initrd=
     CHECK(test::get<uint32_t>(image, o + 56) == (pm_rva + image_size + 0xFFF) / 0x1000 * 0x1000);  // SizeOfImage
-    CHECK(test::get<uint32_t>(image, o + 60) == 0x400);                       // SizeOfHeaders
+    CHECK(test::get<uint32_t>(image, o + 60) == 0x1000);                      // SizeOfHeaders
     CHECK(test::get<uint32_t>(image, o + 64) == 0);                           // CheckSum
     CHECK(test::get<uint16_t>(image, o + 68) == 10);                          // EFI application
     CHECK(test::get<uint16_t>(image, o + 70) == 0x0100);                      // NX_COMPAT
@@ -95,12 +96,12 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
       CHECK(raw + raw_size <= image.size());
       if (i == 0) {
         CHECK(rva == 0x1000);
-        CHECK(raw == 0x400);
-        CHECK(virtual_size == setup_size - 0x400);
+        CHECK(raw == 0x1000);
+        CHECK(virtual_size == setup_size - 0x1000);
         continue;
       }
       CHECK(rva == pm_rva + pm_begin[i]);
-      CHECK(raw == setup_size + pm_begin[i]);
+      CHECK(raw == rva);
       CHECK(virtual_size == pm_end[i] - pm_begin[i]);
     }
     CHECK(table + 5 * 40 <= 0x1F1);  // the section table ends before the setup header
