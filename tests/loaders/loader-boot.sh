@@ -49,23 +49,10 @@ skip() { echo "loader-boot: SKIP: $*" >&2; exit 77; }
 need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"; done; }
 need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 
-# One image per codec, shared by every loader test: built under a lock and rebuilt only when kpack
-# or the stock image is newer, so a fixed packer is never masked by a stale image.
-image_for() {
-    local img=$out/kpack-$kind.bzImage
-    (
-        flock 9
-        if [[ ! ( -s $img && $img -nt $kpack && $img -nt $vmlinuz ) ]]; then
-            "$kpack" "--$kind" "$vmlinuz" -o "$img.tmp" >&2
-            mv "$img.tmp" "$img"
-        fi
-    ) 9> "$out/kpack-$kind.lock"
-    echo "$img"
-}
-
+# One image per codec, shared by every loader test (fixture.sh's packed_image).
 case $kind in
     stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd) image=$(image_for) ;;
+    raw|gzip|lz4|zstd) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$out") ;;
     *) echo "loader-boot: unknown image '$kind'" >&2; exit 2 ;;
 esac
 
