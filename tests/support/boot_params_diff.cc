@@ -1,4 +1,5 @@
 // boot_params_diff A B [--allow FIELD[:MASK][,...]] [--labels LA,LB]
+// boot_params_diff --extract A OUT
 //
 // Compares two boot_params pages, each given as a raw 4096-byte file or as a serial log holding
 // the KPACK_BOOT_PARAMS dump of tests/boot/init.c (the last complete one), and prints one line per
@@ -6,6 +7,8 @@
 // differing entry, opaque byte arrays (screen_info, edid_info, ...) as their differing runs. With
 // --allow, differences in the listed fields (or entries, "e820_table[2]") are marked "(allowed)";
 // FIELD:MASK allows a scalar to differ in the bits of MASK only.
+//
+// --extract writes A's page to OUT as 4096 raw bytes (for scripts that read a field with od).
 //
 // Exit status: 0 no differences but allowed ones, 1 some other difference, 2 usage or bad input.
 #include <cstdio>
@@ -20,7 +23,9 @@ using namespace kpack::test::bpdiff;
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: boot_params_diff A B [--allow FIELD[:MASK][,...]] [--labels LA,LB]\n");
+  std::fprintf(stderr,
+               "usage: boot_params_diff A B [--allow FIELD[:MASK][,...]] [--labels LA,LB]\n"
+               "       boot_params_diff --extract A OUT\n");
   return 2;
 }
 
@@ -44,6 +49,18 @@ bool load(const std::string& path, Page* page) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--extract") {
+    if (argc != 4) return usage();
+    Page page;
+    if (!load(argv[2], &page)) return 2;
+    std::ofstream out(argv[3], std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(page.data()), static_cast<std::streamsize>(page.size()));
+    if (!out.flush()) {
+      std::fprintf(stderr, "boot_params_diff: cannot write %s\n", argv[3]);
+      return 2;
+    }
+    return 0;
+  }
   std::vector<std::string> files;
   std::vector<Allow> allow;
   std::string labels;
