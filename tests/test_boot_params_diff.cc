@@ -96,6 +96,13 @@ TEST_CASE("boot_params_diff: input is a raw page or the last complete dump of a 
     REQUIRE(got);
     CHECK(*got == page);
   }
+  SUBCASE("a message right after a complete record") {
+    std::string d = dump_of(page);
+    d.insert(d.find("0860: ") - 2, "[    2.484111] tsc: Refined TSC clocksource calibration");
+    auto got = parse_input(d, &error);
+    REQUIRE(got);
+    CHECK(*got == page);
+  }
   SUBCASE("a line cut by a message makes the dump incomplete") {
     std::string d = dump_of(page);
     d.insert(d.find("0840: ") + 20, "[ 1.0] x\r\n");

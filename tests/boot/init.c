@@ -29,6 +29,7 @@
  * If the initramfs holds /edd.ko (the CONFIG_EDD=m kernels' module, tests/setup16/make-initramfs-edd.sh)
  * it is loaded first, so /sys/firmware/edd exists.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -221,6 +222,16 @@ static void emit_screen(void)
         free(names);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t unused = write(fd, text, strlen(text));
+    (void)unused;
+    close(fd);
+}
+
 /* The edd module of kernels that have CONFIG_EDD=m, when the initramfs carries it. */
 static void load_edd_module(void)
 {
@@ -228,7 +239,7 @@ static void load_edd_module(void)
     if (fd < 0)
         return;
     if (syscall(SYS_finit_module, fd, "", 0) != 0)
-        emit("KPACK_EDD module load failed\n");
+        emit("KPACK_EDD module load failed: %s\n", strerror(errno));
     close(fd);
 }
 
@@ -262,6 +273,14 @@ int main(void)
     if (want_screen)
         emit_screen();
 
+    /* The dumps are long enough for an asynchronous kernel message to land in the middle of them on
+     * the console: keep the kernel's messages off the console while they are written. */
+    char printk[64] = "";
+    if (want_params || want_screen) {
+        find_line("/proc/sys/kernel/printk", "", printk, sizeof printk);
+        write_text("/proc/sys/kernel/printk", "1");
+    }
+
     int fd = open_console();
     if (fd >= 0) {
         /* One write() so the marker is never split by interleaved kernel messages; tcdrain() so
@@ -271,6 +290,8 @@ int main(void)
         tcdrain(fd);
         close(fd);
     }
+    if (printk[0])
+        write_text("/proc/sys/kernel/printk", printk);
     if (strstr(kaslr, "panic=1")) {
         int sysrq = open("/proc/sysrq-trigger", O_WRONLY);
         if (sysrq >= 0) {

@@ -148,7 +148,7 @@ inline const Field* find_field(std::string_view name) {
 
 // The page in `text`: the whole of it when it is exactly 4096 bytes without a dump marker,
 // otherwise the last complete KPACK_BOOT_PARAMS_BEGIN..END section (lines "OOOO: <64 hex>", any
-// other line in between, such as a kernel message, is skipped). Empty optional and `error` set
+// other line in between, such as a kernel message, is skipped; so is text after a record). Empty optional and `error` set
 // when there is no complete page.
 inline std::optional<Page> parse_input(std::string_view text, std::string* error) {
   static constexpr std::string_view kBegin = "KPACK_BOOT_PARAMS_BEGIN";
@@ -179,8 +179,9 @@ inline std::optional<Page> parse_input(std::string_view text, std::string* error
     size_t nl = body.find('\n');
     std::string_view line = body.substr(0, nl);
     body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (line.size() != 6 + 2 * kLineBytes || line[4] != ':' || line[5] != ' ') continue;
+    // A kernel message may follow a complete record on its line (the console printed it before
+    // the line's end): the record is the line's first 70 characters.
+    if (line.size() < 6 + 2 * kLineBytes || line[4] != ':' || line[5] != ' ') continue;
     size_t offset = 0;
     bool ok = true;
     for (size_t i = 0; i < 4 && ok; ++i) {
