@@ -49,6 +49,7 @@ elif ! "$bpdiff" --extract "$log" "$page"; then
 else
     # Lines of the serial log, without the CR the tty adds.
     fact() { grep -a -m1 -o "$1.*" "$log" | tr -d '\r' || true; }
+    value() { local f; f=$(fact "$1"); echo "${f#"$1"}"; }
     if [[ $mode != vesa ]]; then
         console=$(fact 'Console: colour [^ ]* [0-9]*x[0-9]*')
         check "kernel console" "$console" "Console: colour VGA+ ${want_cols}x$want_lines"
@@ -57,8 +58,8 @@ else
     else
         fb=$(fact 'KPACK_SCREEN proc_fb=')
         [[ -n $fb && $fb != *=none ]] && echo "vga-mode: ok: $fb" || failures+=("no framebuffer in /proc/fb ('$fb')")
-        check "fb0.virtual_size" "$(fact 'KPACK_SCREEN fb0.virtual_size=')" "KPACK_SCREEN fb0.virtual_size=1024,768"
-        check "fb0.bits_per_pixel" "$(fact 'KPACK_SCREEN fb0.bits_per_pixel=')" "KPACK_SCREEN fb0.bits_per_pixel=32"
+        check "fb0.virtual_size" "$(value 'KPACK_SCREEN fb0.virtual_size=')" 1024,768
+        check "fb0.bits_per_pixel" "$(value 'KPACK_SCREEN fb0.bits_per_pixel=')" 32
         check "screen_info.orig_video_isVGA" "$(screen_info_field "$page" 0x0f)" 35  # VIDEO_TYPE_VLFB
         check "screen_info.lfb_width" "$(screen_info_field "$page" 0x12 2)" 1024
         check "screen_info.lfb_height" "$(screen_info_field "$page" 0x14 2)" 768
