@@ -33,7 +33,7 @@ cmd=("$qemu" -m 512M -display none -vga std -monitor none -serial "file:$log" -n
 timeout -k 5 120 "${cmd[@]}" 2> "$log.qemu-stderr" &
 qemu_pid=$!
 status=0
-python3 "$setup16_here/vga-text.py" "$sock" "$out/$name.vram" 60 KPACK_INIT_OK "Run /init as init process" || status=$?
+QEMU_PID=$qemu_pid python3 "$setup16_here/vga-text.py" "$sock" "$out/$name.vram" 60 KPACK_INIT_OK "Run /init as init process" || status=$?
 kill "$qemu_pid" 2>/dev/null || true
 wait "$qemu_pid" 2>/dev/null || true
 rm -f "$sock"
@@ -46,4 +46,8 @@ echo "vga-screen: FAIL: $kind: the VGA text screen lacks KPACK_INIT_OK or \"Run 
 echo "vga-screen: command: $(printf '%q ' "${cmd[@]}")" >&2
 echo "---- serial log $log (the kernel logs to VGA only) ----" >&2
 tail -n 20 "$log" >&2
+if [[ -s $log.qemu-stderr ]]; then
+    echo "---- qemu stderr ----" >&2
+    tail -n 20 "$log.qemu-stderr" >&2
+fi
 exit 1

@@ -8,7 +8,8 @@ Exits 0 as soon as every PATTERN (a plain substring) has been in the text (not n
 same read: early lines scroll out of the window), 1 when TIMEOUT seconds pass first or QEMU goes
 away, or the guest has stopped (powered off: QEMU runs with -no-shutdown, so a failing image costs
 the boot, not the timeout) without showing them. Either way the non-blank rows of the last read are printed, and written
-to OUT.txt. Exit 2: the socket never answered.
+to OUT.txt. Exit 2: the socket never answered (given QEMU_PID in the environment, the wait for it
+ends as soon as that process is gone).
 """
 import json
 import os
@@ -17,6 +18,17 @@ import sys
 import time
 
 WINDOW, SIZE, COLS = 0xB8000, 0x8000, 80
+
+
+def qemu_alive():
+    pid = os.environ.get("QEMU_PID")
+    if not pid:
+        return True
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except OSError:
+        return False
 
 
 class Qmp:
@@ -28,7 +40,7 @@ class Qmp:
                 break
             except OSError:
                 self.sock.close()
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or not qemu_alive():
                     raise
                 time.sleep(0.1)
         self.file = self.sock.makefile("rwb")
