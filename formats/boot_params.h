@@ -158,12 +158,125 @@ struct SetupIndirect {
 };
 static_assert(sizeof(SetupIndirect) == 24);
 
+// screen_info (include/uapi/linux/screen_info.h): what the 16-bit setup learnt of the display.
+struct ScreenInfo {
+  uint8_t orig_x;             // cursor column
+  uint8_t orig_y;             // cursor row
+  ul16 ext_mem_k;             // INT 15h AH=88h: KiB above 1 MiB
+  ul16 orig_video_page;
+  uint8_t orig_video_mode;
+  uint8_t orig_video_cols;
+  uint8_t flags;
+  uint8_t unused2;
+  ul16 orig_video_ega_bx;     // INT 10h AH=12h BL=10h: BL stays 0x10 on MDA/CGA
+  ul16 unused3;
+  uint8_t orig_video_lines;
+  uint8_t orig_video_isVGA;   // a kVideoType value
+  ul16 orig_video_points;     // font height
+  ul16 lfb_width;
+  ul16 lfb_height;
+  ul16 lfb_depth;
+  ul32 lfb_base;
+  ul32 lfb_size;              // in 64 KiB units, from VBE's total memory
+  ul16 cl_magic;
+  ul16 cl_offset;
+  ul16 lfb_linelength;
+  uint8_t red_size;
+  uint8_t red_pos;
+  uint8_t green_size;
+  uint8_t green_pos;
+  uint8_t blue_size;
+  uint8_t blue_pos;
+  uint8_t rsvd_size;
+  uint8_t rsvd_pos;
+  ul16 vesapm_seg;
+  ul16 vesapm_off;
+  ul16 pages;
+  ul16 vesa_attributes;
+  ul32 capabilities;
+  ul32 ext_lfb_base;
+  uint8_t reserved[2];
+};
+static_assert(sizeof(ScreenInfo) == 0x40);
+static_assert(offsetof(ScreenInfo, ext_mem_k) == 0x02);
+static_assert(offsetof(ScreenInfo, orig_video_mode) == 0x06);
+static_assert(offsetof(ScreenInfo, orig_video_ega_bx) == 0x0A);
+static_assert(offsetof(ScreenInfo, orig_video_lines) == 0x0E);
+static_assert(offsetof(ScreenInfo, orig_video_isVGA) == 0x0F);
+static_assert(offsetof(ScreenInfo, orig_video_points) == 0x10);
+static_assert(offsetof(ScreenInfo, lfb_base) == 0x18);
+static_assert(offsetof(ScreenInfo, lfb_linelength) == 0x24);
+static_assert(offsetof(ScreenInfo, red_size) == 0x26);
+static_assert(offsetof(ScreenInfo, vesapm_seg) == 0x2E);
+static_assert(offsetof(ScreenInfo, pages) == 0x32);
+static_assert(offsetof(ScreenInfo, capabilities) == 0x36);
+static_assert(offsetof(ScreenInfo, ext_lfb_base) == 0x3A);
+
+// screen_info.orig_video_isVGA
+inline constexpr uint8_t kVideoTypeVgaColor = 0x01;  // the kernel's VIDEO_TYPE_VGAC: a VGA text console
+inline constexpr uint8_t kVideoTypeVesaLfb = 0x23;   // VIDEO_TYPE_VLFB: a VESA linear framebuffer
+
+// hdr.vid_mode values (boot.rst, "vid_mode"; loaders turn vga= into them).
+inline constexpr uint16_t kVidModeNormal = 0xFFFF;    // vga=normal: 80x25
+inline constexpr uint16_t kVidModeExtended = 0xFFFE;  // vga=ext: 80x50 (80x43 on EGA)
+inline constexpr uint16_t kVidModeAsk = 0xFFFD;       // vga=ask
+
+// EDD (include/uapi/linux/edd.h): one disk as INT 13h AH=41h/48h/08h describe it.
+struct EddDeviceParams {  // INT 13h AH=48h "Get Drive Parameters" result
+  ul16 length;
+  ul16 info_flags;
+  ul32 num_default_cylinders;
+  ul32 num_default_heads;
+  ul32 sectors_per_track;
+  ul64 number_of_sectors;
+  ul16 bytes_per_sector;
+  ul32 dpte_ptr;
+  ul16 key;                   // 0xBEDD when the device path below is valid
+  uint8_t device_path_info_length;
+  uint8_t reserved2;
+  ul16 reserved3;
+  uint8_t host_bus_type[4];
+  uint8_t interface_type[8];
+  uint8_t interface_path[8];
+  uint8_t device_path[16];
+  uint8_t reserved4;
+  uint8_t checksum;
+};
+static_assert(sizeof(EddDeviceParams) == 74);
+static_assert(offsetof(EddDeviceParams, bytes_per_sector) == 24);
+static_assert(offsetof(EddDeviceParams, host_bus_type) == 36);
+static_assert(offsetof(EddDeviceParams, device_path) == 56);
+
+struct EddInfo {
+  uint8_t device;             // BIOS drive number, 0x80 and up
+  uint8_t version;            // INT 13h AH=41h: AH
+  ul16 interface_support;     // INT 13h AH=41h: CX
+  ul16 legacy_max_cylinder;   // INT 13h AH=08h
+  uint8_t legacy_max_head;
+  uint8_t legacy_sectors_per_track;
+  EddDeviceParams params;
+};
+static_assert(sizeof(EddInfo) == 82);
+inline constexpr uint32_t kEddMaxDevices = 6;        // EDDMAXNR
+inline constexpr uint32_t kEddMaxMbrSignatures = 16;  // EDD_MBR_SIG_MAX
+inline constexpr uint32_t kMbrSignatureOffset = 0x1B8;
+
+// ist_info: what INT 15h AX=E980h says of Intel SpeedStep (the stock setup asks on every CPU of
+// family 6 and later, whatever the BIOS answers).
+struct IstInfo {
+  ul32 signature;
+  ul32 command;
+  ul32 event;
+  ul32 perf_level;
+};
+static_assert(sizeof(IstInfo) == 16);
+
 struct BootParams {
-  uint8_t screen_info[0x40];
+  ScreenInfo screen_info;
   uint8_t apm_bios_info[0x14];
   uint8_t pad2[4];
   ul64 tboot_addr;
-  uint8_t ist_info[0x10];
+  IstInfo ist_info;
   ul64 acpi_rsdp_addr;
   uint8_t pad3[8];
   uint8_t hd0_info[16];
@@ -188,20 +301,27 @@ struct BootParams {
   uint8_t pad6[1];
   SetupHeader hdr;
   uint8_t pad7[0x290 - kSetupHeaderEnd];
-  ul32 edd_mbr_sig_buffer[16];
+  ul32 edd_mbr_sig_buffer[kEddMaxMbrSignatures];
   E820Entry e820_table[kE820MaxEntries];
   uint8_t pad8[48];
-  uint8_t eddbuf[0x1EC];
+  EddInfo eddbuf[kEddMaxDevices];
   uint8_t pad9[276];
 };
 static_assert(sizeof(BootParams) == 4096);
+static_assert(offsetof(BootParams, apm_bios_info) == 0x040);
+static_assert(offsetof(BootParams, ist_info) == 0x060);
 static_assert(offsetof(BootParams, acpi_rsdp_addr) == 0x070);
 static_assert(offsetof(BootParams, ext_ramdisk_image) == 0x0C0);
 static_assert(offsetof(BootParams, ext_ramdisk_size) == 0x0C4);
 static_assert(offsetof(BootParams, ext_cmd_line_ptr) == 0x0C8);
+static_assert(offsetof(BootParams, edid_info) == 0x140);
 static_assert(offsetof(BootParams, efi_info) == 0x1C0);
+static_assert(offsetof(BootParams, alt_mem_k) == 0x1E0);
 static_assert(offsetof(BootParams, scratch) == 0x1E4);
 static_assert(offsetof(BootParams, e820_entries) == 0x1E8);
+static_assert(offsetof(BootParams, eddbuf_entries) == 0x1E9);
+static_assert(offsetof(BootParams, edd_mbr_sig_buf_entries) == 0x1EA);
+static_assert(offsetof(BootParams, kbd_status) == 0x1EB);
 static_assert(offsetof(BootParams, sentinel) == 0x1EF);
 static_assert(offsetof(BootParams, hdr) == kSetupHeaderOffset);
 static_assert(offsetof(BootParams, edd_mbr_sig_buffer) == 0x290);

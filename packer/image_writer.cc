@@ -77,7 +77,11 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
                               uint64_t kernel_info_offset) {
   boot::SetupHeader h{};
   h.setup_sects = static_cast<uint8_t>(setup_sects);
+  // As stock images: the root file system starts read-only unless "rw" is given (the kernel
+  // reads root_flags), and the setup keeps the firmware's 80x25 text mode unless vga= says else.
+  h.root_flags = 1;
   h.syssize = static_cast<uint32_t>((protected_size + 15) / 16);
+  h.vid_mode = boot::kVidModeNormal;
   h.boot_flag = boot::kBootFlag;
   h.jump = boot::kHeaderJump;
   h.header = boot::kHeaderMagic;

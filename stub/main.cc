@@ -1,6 +1,7 @@
 // The stub's C++ entry: gathers what the loader handed over, runs the unpack engine on the record
 // entry64.S has checked, and returns the kernel's entry point to entry64.S. Any error halts with
 // one line on COM1.
+#include "acpi_rsdp.h"
 #include "asm_symbols.h"
 #include "boot_environment.h"
 #include "entropy.h"
@@ -97,7 +98,9 @@ KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment
   return kaslr;
 }
 
-void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& result, uint64_t cycles) {
+// `start`: the TSC when the stub began; under QEMU's -icount, the instructions since reset that
+// the firmware, the loader and the 16-bit setup ran before it.
+void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& result, uint64_t start, uint64_t cycles) {
   serial::write("kpack: ");
   serial::write(codec_name(static_cast<Codec>(uint32_t{record.codec})));
   serial::write(" image at ");
@@ -121,6 +124,8 @@ void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& re
   serial::write_hex(result.entry);
   serial::write(", total cycles=");
   serial::write_decimal(cycles);
+  serial::write(", started at tsc=");
+  serial::write_decimal(start);
   serial::write("\n");
 }
 
@@ -143,6 +148,10 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   // The kernel randomizes its own memory regions only when told KASLR is on.
   params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |
                                                (kaslr.options.disabled ? 0 : boot::kKaslrFlag));
+  // The ACPI root pointer, as the stock decompressor hands it over. Under EFI the kernel takes it
+  // from the firmware's configuration table instead, and efi_info's signature says we are there.
+  if (!params->acpi_rsdp_addr && load_le<uint32_t>(params->efi_info) == 0)
+    params->acpi_rsdp_addr = find_bios_rsdp(memory);
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.
@@ -151,6 +160,6 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   UnpackResult result;
   status = unpack_from_record(*record, record_offset, base, kaslr, env.free, memory, trace, &result);
   if (!status.ok()) halt_with(status);
-  if (debug) print_summary(*record, base, result, trace.total());
+  if (debug) print_summary(*record, base, result, start, trace.total());
   return result.entry;
 }
