@@ -61,7 +61,15 @@ TEST_CASE("boot_params_diff: fields sit at their documented zero-page offsets") 
     REQUIRE_MESSAGE(f, name);
     return std::pair<size_t, size_t>(f->offset, f->size);
   };
-  CHECK(at("screen_info") == std::pair<size_t, size_t>(0x000, 0x40));
+  CHECK(at("screen_info.orig_x") == std::pair<size_t, size_t>(0x000, 1));
+  CHECK(at("screen_info.ext_mem_k") == std::pair<size_t, size_t>(0x002, 2));
+  CHECK(at("screen_info.orig_video_cols") == std::pair<size_t, size_t>(0x007, 1));
+  CHECK(at("screen_info.orig_video_lines") == std::pair<size_t, size_t>(0x00E, 1));
+  CHECK(at("screen_info.orig_video_isVGA") == std::pair<size_t, size_t>(0x00F, 1));
+  CHECK(at("screen_info.lfb_width") == std::pair<size_t, size_t>(0x012, 2));
+  CHECK(at("screen_info.lfb_base") == std::pair<size_t, size_t>(0x018, 4));
+  CHECK(at("screen_info.reserved") == std::pair<size_t, size_t>(0x03E, 2));
+  CHECK(at("ist_info.signature") == std::pair<size_t, size_t>(0x060, 4));
   CHECK(at("acpi_rsdp_addr") == std::pair<size_t, size_t>(0x070, 8));
   CHECK(at("edid_info") == std::pair<size_t, size_t>(0x140, 0x80));
   CHECK(at("alt_mem_k") == std::pair<size_t, size_t>(0x1E0, 4));
@@ -76,6 +84,7 @@ TEST_CASE("boot_params_diff: fields sit at their documented zero-page offsets") 
   CHECK(find_field("e820_table")->entry_size == 20);
   CHECK(find_field("eddbuf")->entry_size == 82);  // Linux's struct edd_info
   CHECK(find_field("hdr") == nullptr);
+  CHECK(find_field("screen_info") == nullptr);  // only its members
 }
 
 TEST_CASE("boot_params_diff: input is a raw page or the last complete dump of a log") {
@@ -136,7 +145,9 @@ TEST_CASE("boot_params_diff: each differing field by name, arrays per entry") {
   b[0xD00 + 82 + 2] = 0x01;  // eddbuf[1], interface_support
   b[0x140 + 0x7F] = 0xAB;    // edid_info's last byte
   CHECK(lines(diff(a, b)) == std::vector<std::string>{
-                                 "screen_info: +0x06: 03 50; +0x0e: 19 | +0x06: 00 00; +0x0e: 00",
+                                 "screen_info.orig_video_mode: 0x03 | 0x00",
+                                 "screen_info.orig_video_cols: 0x50 | 0x00",
+                                 "screen_info.orig_video_lines: 0x19 | 0x00",
                                  "edid_info: +0x7f: 00 | +0x7f: ab",
                                  "hdr.vid_mode: 0xffff | 0x0000",
                                  "hdr.loadflags: 0x00 | 0x02",
@@ -146,7 +157,17 @@ TEST_CASE("boot_params_diff: each differing field by name, arrays per entry") {
                              });
 }
 
-TEST_CASE("boot_params_diff: --allow by field, entry and bit mask; unknown names refused") {
+TEST_CASE("boot_params_diff: --get reads a scalar field by name") {
+  Page p(kPageSize);
+  p[0x007] = 80;
+  p[0x1FA] = 0xFE, p[0x1FB] = 0xFF;
+  CHECK(get_scalar(p, "screen_info.orig_video_cols") == 80u);
+  CHECK(get_scalar(p, "hdr.vid_mode") == 0xFFFEu);
+  CHECK_FALSE(get_scalar(p, "edid_info"));  // not a scalar
+  CHECK_FALSE(get_scalar(p, "nope"));
+}
+
+TEST_CASE("boot_params_diff: --allow by field, structure, entry and bit mask; unknown names refused") {
   Page a(kPageSize), b(kPageSize);
   a[0x211] = 0x83, b[0x211] = 0x81;  // hdr.loadflags: KASLR_FLAG only
   a[0x070] = 0x10;                   // acpi_rsdp_addr
@@ -171,6 +192,20 @@ TEST_CASE("boot_params_diff: --allow by field, entry and bit mask; unknown names
   REQUIRE(d.size() == 4);
   CHECK(d[3].name == "edd_mbr_sig_buffer[4]");
   CHECK_FALSE(d[3].allowed);
+
+  // A structure covers all its members.
+  a[0x000] = 5;  // screen_info.orig_x
+  b[0x012] = 1;  // screen_info.lfb_width
+  d = diff(a, b, allow);
+  CHECK_FALSE(d[0].allowed);
+  std::vector<Allow> screen;
+  REQUIRE(parse_allow("screen_info", &screen, &error));
+  d = diff(a, b, screen);
+  REQUIRE(d.size() == 6);
+  CHECK(d[0].line() == "screen_info.orig_x: 0x05 | 0x00  (allowed)");
+  CHECK(d[1].line() == "screen_info.lfb_width: 0x0000 | 0x0001  (allowed)");
+  CHECK_FALSE(d[2].allowed);
+  CHECK_FALSE(parse_allow("screen_info.orig", &allow, &error));
 
   CHECK_FALSE(parse_allow("hdr.vidmode", &allow, &error));
   CHECK(error == "--allow: no field named 'hdr.vidmode'");

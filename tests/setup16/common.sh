@@ -36,13 +36,3 @@ image_path() {
     [[ $kernel == "$vmlinuz" ]] || dir=$out/generic
     if [[ $kind == stock ]]; then echo "$kernel"; else packed_image "$kpack" "$kind" "$kernel" "$dir"; fi
 }
-
-# screen_info_field PAGE OFFSET [BYTES] — an unsigned little-endian field of screen_info from a raw
-# boot_params page. formats/boot_params.h has screen_info only as 0x40 bytes, so the offsets come
-# from Linux's struct screen_info (include/uapi/linux/screen_info.h); they are used here only:
-#   0x06 orig_video_mode  0x07 orig_video_cols  0x0e orig_video_lines  0x0f orig_video_isVGA
-#   0x10 orig_video_points (2)  0x12 lfb_width (2)  0x14 lfb_height (2)  0x16 lfb_depth (2)
-screen_info_field() {
-    local page=$1 off=$2 n=${3:-1}
-    od -An -tu"$n" -j "$off" -N "$n" "$page" | tr -d ' '
-}

@@ -1,5 +1,6 @@
 // boot_params_diff A B [--allow FIELD[:MASK][,...]] [--labels LA,LB]
 // boot_params_diff --extract A OUT
+// boot_params_diff --get FIELD A
 //
 // Compares two boot_params pages, each given as a raw 4096-byte file or as a serial log holding
 // the KPACK_BOOT_PARAMS dump of tests/boot/init.c (the last complete one), and prints one line per
@@ -8,7 +9,8 @@
 // --allow, differences in the listed fields (or entries, "e820_table[2]") are marked "(allowed)";
 // FIELD:MASK allows a scalar to differ in the bits of MASK only.
 //
-// --extract writes A's page to OUT as 4096 raw bytes (for scripts that read a field with od).
+// --extract writes A's page to OUT as 4096 raw bytes; --get prints the value of a scalar field of A
+// in decimal ("screen_info.orig_video_cols"), for scripts.
 //
 // Exit status: 0 no differences but allowed ones, 1 some other difference, 2 usage or bad input.
 #include <cstdio>
@@ -25,7 +27,8 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: boot_params_diff A B [--allow FIELD[:MASK][,...]] [--labels LA,LB]\n"
-               "       boot_params_diff --extract A OUT\n");
+               "       boot_params_diff --extract A OUT\n"
+               "       boot_params_diff --get FIELD A\n");
   return 2;
 }
 
@@ -59,6 +62,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "boot_params_diff: cannot write %s\n", argv[3]);
       return 2;
     }
+    return 0;
+  }
+  if (argc >= 2 && std::string(argv[1]) == "--get") {
+    if (argc != 4) return usage();
+    Page page;
+    if (!load(argv[3], &page)) return 2;
+    auto value = get_scalar(page, argv[2]);
+    if (!value) {
+      std::fprintf(stderr, "boot_params_diff: no scalar field named '%s'\n", argv[2]);
+      return 2;
+    }
+    std::printf("%llu\n", static_cast<unsigned long long>(*value));
     return 0;
   }
   std::vector<std::string> files;

@@ -36,28 +36,66 @@ struct Field {
   size_t entry_size = 0;  // kE820, kU32Array, kEntryBytes
 };
 
-// Linux's EDDMAXNR: eddbuf holds this many struct edd_info. formats/boot_params.h describes eddbuf
-// only as bytes (no struct edd_info), so the entry size is derived from the array's size.
-inline constexpr size_t kEddMaxEntries = 6;
-static_assert(sizeof(boot::BootParams::eddbuf) % kEddMaxEntries == 0);
 
 #define KPACK_BP_FIELD(f, kind) \
   Field { #f, offsetof(boot::BootParams, f), sizeof(boot::BootParams::f), kind }
-#define KPACK_BP_HDR(f)                                                                 \
-  Field {                                                                               \
-    "hdr." #f, offsetof(boot::BootParams, hdr) + offsetof(boot::SetupHeader, f),        \
-        sizeof(boot::SetupHeader::f), Kind::kScalar                                     \
+// A member of a structure inside boot_params: "outer.f".
+#define KPACK_BP_MEMBER(outer, Type, f, kind)                                        \
+  Field {                                                                           \
+    #outer "." #f, offsetof(boot::BootParams, outer) + offsetof(boot::Type, f),     \
+        sizeof(boot::Type::f), kind                                                 \
   }
+#define KPACK_BP_HDR(f) KPACK_BP_MEMBER(hdr, SetupHeader, f, Kind::kScalar)
+#define KPACK_BP_SCREEN(f) KPACK_BP_MEMBER(screen_info, ScreenInfo, f, Kind::kScalar)
+#define KPACK_BP_IST(f) KPACK_BP_MEMBER(ist_info, IstInfo, f, Kind::kScalar)
 
 // Every byte of the page, in offset order, each in exactly one field (the unit tests check that).
 inline const std::vector<Field>& fields() {
   static const std::vector<Field> table = [] {
     std::vector<Field> t = {
-        KPACK_BP_FIELD(screen_info, Kind::kBytes),
+        KPACK_BP_SCREEN(orig_x),
+        KPACK_BP_SCREEN(orig_y),
+        KPACK_BP_SCREEN(ext_mem_k),
+        KPACK_BP_SCREEN(orig_video_page),
+        KPACK_BP_SCREEN(orig_video_mode),
+        KPACK_BP_SCREEN(orig_video_cols),
+        KPACK_BP_SCREEN(flags),
+        KPACK_BP_SCREEN(unused2),
+        KPACK_BP_SCREEN(orig_video_ega_bx),
+        KPACK_BP_SCREEN(unused3),
+        KPACK_BP_SCREEN(orig_video_lines),
+        KPACK_BP_SCREEN(orig_video_isVGA),
+        KPACK_BP_SCREEN(orig_video_points),
+        KPACK_BP_SCREEN(lfb_width),
+        KPACK_BP_SCREEN(lfb_height),
+        KPACK_BP_SCREEN(lfb_depth),
+        KPACK_BP_SCREEN(lfb_base),
+        KPACK_BP_SCREEN(lfb_size),
+        KPACK_BP_SCREEN(cl_magic),
+        KPACK_BP_SCREEN(cl_offset),
+        KPACK_BP_SCREEN(lfb_linelength),
+        KPACK_BP_SCREEN(red_size),
+        KPACK_BP_SCREEN(red_pos),
+        KPACK_BP_SCREEN(green_size),
+        KPACK_BP_SCREEN(green_pos),
+        KPACK_BP_SCREEN(blue_size),
+        KPACK_BP_SCREEN(blue_pos),
+        KPACK_BP_SCREEN(rsvd_size),
+        KPACK_BP_SCREEN(rsvd_pos),
+        KPACK_BP_SCREEN(vesapm_seg),
+        KPACK_BP_SCREEN(vesapm_off),
+        KPACK_BP_SCREEN(pages),
+        KPACK_BP_SCREEN(vesa_attributes),
+        KPACK_BP_SCREEN(capabilities),
+        KPACK_BP_SCREEN(ext_lfb_base),
+        KPACK_BP_MEMBER(screen_info, ScreenInfo, reserved, Kind::kBytes),
         KPACK_BP_FIELD(apm_bios_info, Kind::kBytes),
         KPACK_BP_FIELD(pad2, Kind::kBytes),
         KPACK_BP_FIELD(tboot_addr, Kind::kScalar),
-        KPACK_BP_FIELD(ist_info, Kind::kBytes),
+        KPACK_BP_IST(signature),
+        KPACK_BP_IST(command),
+        KPACK_BP_IST(event),
+        KPACK_BP_IST(perf_level),
         KPACK_BP_FIELD(acpi_rsdp_addr, Kind::kScalar),
         KPACK_BP_FIELD(pad3, Kind::kBytes),
         KPACK_BP_FIELD(hd0_info, Kind::kBytes),
@@ -129,18 +167,35 @@ inline const std::vector<Field>& fields() {
     for (Field& f : t) {
       if (f.kind == Kind::kE820) f.entry_size = sizeof(boot::E820Entry);
       if (f.kind == Kind::kU32Array) f.entry_size = sizeof(ul32);
-      if (f.kind == Kind::kEntryBytes) f.entry_size = f.size / kEddMaxEntries;
+      if (f.kind == Kind::kEntryBytes) f.entry_size = sizeof(boot::EddInfo);  // eddbuf
     }
     return t;
   }();
   return table;
 }
 #undef KPACK_BP_FIELD
+#undef KPACK_BP_MEMBER
 #undef KPACK_BP_HDR
+#undef KPACK_BP_SCREEN
+#undef KPACK_BP_IST
 
 inline const Field* find_field(std::string_view name) {
   for (const Field& f : fields())
     if (f.name == name) return &f;
+  return nullptr;
+}
+
+// Does `name` cover field `f`: the field itself, or the structure it is a member of
+// ("screen_info" covers "screen_info.orig_x")?
+inline bool covers(std::string_view name, const Field& f) {
+  return f.name == name || (f.name.size() > name.size() && f.name.compare(0, name.size(), name) == 0 &&
+                            f.name[name.size()] == '.');
+}
+
+// The first field `name` covers, or null.
+inline const Field* find_covered(std::string_view name) {
+  for (const Field& f : fields())
+    if (covers(name, f)) return &f;
   return nullptr;
 }
 
@@ -212,8 +267,8 @@ inline std::optional<Page> parse_input(std::string_view text, std::string* error
 
 // --- Allowlist ----------------------------------------------------------------------------------
 
-// One --allow item: a field (or an entry "e820_table[3]"), optionally ":MASK" for a scalar, which
-// allows differences in those bits only.
+// One --allow item: a field, a structure (all its members: "screen_info") or an entry
+// ("e820_table[3]"), optionally ":MASK" for a scalar, which allows differences in those bits only.
 struct Allow {
   std::string name;
   std::optional<uint64_t> mask;
@@ -230,7 +285,7 @@ inline bool parse_allow(std::string_view list, std::vector<Allow>* out, std::str
     size_t colon = item.find(':');
     a.name = std::string(item.substr(0, colon));
     std::string base = a.name.substr(0, a.name.find('['));
-    const Field* f = find_field(base);
+    const Field* f = find_covered(base);
     if (!f) {
       *error = "--allow: no field named '" + base + "'";
       return false;
@@ -239,7 +294,7 @@ inline bool parse_allow(std::string_view list, std::vector<Allow>* out, std::str
       std::string mask(item.substr(colon + 1));
       char* endp = nullptr;
       a.mask = std::strtoull(mask.c_str(), &endp, 0);
-      if (mask.empty() || *endp != 0 || f->kind != Kind::kScalar) {
+      if (mask.empty() || *endp != 0 || f->kind != Kind::kScalar || f->name != base) {
         *error = "--allow: '" + std::string(item) + "': a mask needs a number and a scalar field";
         return false;
       }
@@ -308,10 +363,17 @@ inline std::string e820_text(const uint8_t* p) {
 inline bool is_allowed(const std::vector<Allow>& allow, const Field& f, const std::string& name,
                        uint64_t va, uint64_t vb) {
   for (const Allow& a : allow) {
-    if (a.name != f.name && a.name != name) continue;
+    if (!covers(a.name, f) && a.name != name) continue;
     if (!a.mask || ((va ^ vb) & ~*a.mask) == 0) return true;
   }
   return false;
+}
+
+// The value of scalar field `name` in `page`; empty when there is no such scalar.
+inline std::optional<uint64_t> get_scalar(const Page& page, std::string_view name) {
+  const Field* f = find_field(name);
+  if (!f || f->kind != Kind::kScalar) return std::nullopt;
+  return load_scalar(page.data() + f->offset, f->size);
 }
 
 // Every differing field of a and b, in offset order; each entry of an array apart.
