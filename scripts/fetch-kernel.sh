@@ -4,6 +4,9 @@
 #   (no argument)  the kernel linux-image-cloud-amd64 depends on (bookworm: 6.1.0-N-cloud-amd64)
 #   6.12           the kernel linux-image-6.12-cloud-amd64 depends on; when there is no such
 #                  meta-package, the newest linux-image-6.12*-cloud-amd64 package instead
+#   --generic [..]  Debian's generic (-amd64) build of the same kernel: the package named like the
+#                  cloud one above with -cloud-amd64 replaced by -amd64 (same ABI number), which
+#                  has the drivers the cloud flavour leaves out (vesafb, ...); ~70 MB
 #
 # The .deb and its extracted tree live in ${KPACK_CACHE:-$HOME/.cache/kpack} and are reused, so
 # repeated runs are offline. stdout carries exactly one line (the absolute vmlinuz path) so that
@@ -11,6 +14,8 @@
 set -euo pipefail
 
 cache=${KPACK_CACHE:-$HOME/.cache/kpack}
+generic=
+if [[ ${1:-} == --generic ]]; then generic=1; shift; fi
 glob=${1:-}
 log() { echo "fetch-kernel: $*" >&2; }
 
@@ -53,6 +58,10 @@ if [[ -z $pkg ]]; then
     pkg=$(resolve)
 fi
 [[ -n $pkg ]] || { log "no kernel package found for '${glob:-default}'"; exit 1; }
+if [[ -n $generic ]]; then
+    pkg=${pkg%-cloud-amd64}-amd64
+    has_candidate "$pkg" || { log "no candidate for $pkg (the generic twin of the cloud kernel)"; exit 1; }
+fi
 
 # The pool file name of the candidate version: it changes whenever the package is rebuilt.
 deb=$(apt-cache show --no-all-versions "$pkg" | sed -n 's/^Filename: //p' | head -n1)

@@ -14,14 +14,32 @@
  *   KPACK_KASLR text=<virtual _text from /proc/kallsyms> code=<physical "Kernel code" from /proc/iomem>
  * and with kpack.panic on the command line it crashes the kernel on purpose (sysrq c), so the panic
  * message shows whether the kernel saw KASLR ("Kernel Offset: 0x..." or "Kernel Offset: disabled").
+ *
+ * For the setup16 tests (tests/setup16), in the same write after those lines:
+ *   kpack.bootparams  the boot_params page the kernel started with (/sys/kernel/boot_params/data),
+ *                     as 128 lines "OOOO: <64 hex digits>" (offset, 32 bytes) between the lines
+ *                     KPACK_BOOT_PARAMS_BEGIN and KPACK_BOOT_PARAMS_END; every line carries its
+ *                     offset, so a reader can tell a complete dump from one a kernel message cut into
+ *   kpack.screen      what the kernel made of the display and the BIOS disks, one fact a line:
+ *                       KPACK_SCREEN proc_fb=<a line of /proc/fb, or "none">
+ *                       KPACK_SCREEN fb0.virtual_size=W,H  KPACK_SCREEN fb0.bits_per_pixel=N
+ *                       KPACK_EDD int13_dev80=present|absent
+ *                       KPACK_EDD int13_dev80/<file>=<contents, lines joined by " | ">
+ *                       (raw_data and mbr_signature as they are, raw_data in hex)
+ * If the initramfs holds /edd.ko (the CONFIG_EDD=m kernels' module, tests/setup16/make-initramfs-edd.sh)
+ * it is loaded first, so /sys/firmware/edd exists.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <dirent.h>
 #include <sys/reboot.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -82,6 +100,149 @@ static int kaslr_line(char *out, size_t size)
                     strstr(cmdline, "kpack.panic") != NULL);
 }
 
+/* The console output, built up and written at once. */
+static char out[65536];
+static size_t out_len;
+
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + out_len, sizeof out - out_len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        out_len += (size_t)n < sizeof out - out_len ? (size_t)n : sizeof out - out_len - 1;
+}
+
+/* Up to `size` bytes of a file; -1 if it cannot be opened or read. */
+static ssize_t read_file(const char *path, unsigned char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n <= 0) {
+            if (n < 0 && got == 0)
+                got = (size_t)-1;
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    return (ssize_t)got;
+}
+
+static void emit_boot_params(void)
+{
+    static unsigned char page[4096];
+    ssize_t n = read_file("/sys/kernel/boot_params/data", page, sizeof page);
+    if (n != (ssize_t)sizeof page) {
+        emit("KPACK_BOOT_PARAMS_ERROR read %zd bytes of /sys/kernel/boot_params/data\n", n);
+        return;
+    }
+    emit("KPACK_BOOT_PARAMS_BEGIN\n");
+    for (size_t off = 0; off < sizeof page; off += 32) {
+        emit("%04zx: ", off);
+        for (size_t i = 0; i < 32; i++)
+            emit("%02x", page[off + i]);
+        emit("\n");
+    }
+    emit("KPACK_BOOT_PARAMS_END\n");
+}
+
+/* "PREFIX=contents": text with newlines joined by " | ", or hex for binary files. */
+static void emit_file(const char *prefix, const char *path, int hex)
+{
+    unsigned char buf[1024];
+    ssize_t n = read_file(path, buf, sizeof buf);
+    emit("%s=", prefix);
+    if (n < 0) {
+        emit("<unreadable>\n");
+        return;
+    }
+    while (!hex && n > 0 && buf[n - 1] == '\n')
+        n--;
+    for (ssize_t i = 0; i < n; i++) {
+        if (hex)
+            emit("%02x", buf[i]);
+        else if (buf[i] == '\n')
+            emit(" | ");
+        else
+            emit("%c", buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '?');
+    }
+    emit("\n");
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static void emit_screen(void)
+{
+    char line[256];
+    int any = 0;
+    FILE *f = fopen("/proc/fb", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        emit("KPACK_SCREEN proc_fb=%s\n", line);
+        any = 1;
+    }
+    if (f)
+        fclose(f);
+    if (!any)
+        emit("KPACK_SCREEN proc_fb=none\n");
+    if (access("/sys/class/graphics/fb0", F_OK) == 0) {
+        emit_file("KPACK_SCREEN fb0.virtual_size", "/sys/class/graphics/fb0/virtual_size", 0);
+        emit_file("KPACK_SCREEN fb0.bits_per_pixel", "/sys/class/graphics/fb0/bits_per_pixel", 0);
+        emit_file("KPACK_SCREEN fb0.name", "/sys/class/graphics/fb0/name", 0);
+    }
+
+    static const char dir[] = "/sys/firmware/edd/int13_dev80";
+    if (access(dir, F_OK) != 0) {
+        emit("KPACK_EDD int13_dev80=absent\n");
+        return;
+    }
+    emit("KPACK_EDD int13_dev80=present\n");
+    struct dirent **names;
+    int count = scandir(dir, &names, NULL, by_name);
+    for (int i = 0; i < count; i++) {
+        const char *name = names[i]->d_name;
+        char path[512], prefix[300];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        snprintf(prefix, sizeof prefix, "KPACK_EDD int13_dev80/%s", name);
+        if (names[i]->d_type == DT_REG)
+            emit_file(prefix, path, strcmp(name, "raw_data") == 0);
+        free(names[i]);
+    }
+    if (count >= 0)
+        free(names);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t unused = write(fd, text, strlen(text));
+    (void)unused;
+    close(fd);
+}
+
+/* The edd module of kernels that have CONFIG_EDD=m, when the initramfs carries it. */
+static void load_edd_module(void)
+{
+    int fd = open("/edd.ko", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (syscall(SYS_finit_module, fd, "", 0) != 0)
+        emit("KPACK_EDD module load failed: %s\n", strerror(errno));
+    close(fd);
+}
+
 int main(void)
 {
     uint64_t tsc = read_tsc();
@@ -97,18 +258,40 @@ int main(void)
     char kaslr[640];
     kaslr_line(kaslr, sizeof kaslr);
 
-    char lines[704];
-    int len = snprintf(lines, sizeof lines, "KPACK_INIT_OK tsc=%llu\n%s", (unsigned long long)tsc, kaslr);
+    emit("KPACK_INIT_OK tsc=%llu\n%s", (unsigned long long)tsc, kaslr);
+
+    char cmdline[1024];
+    find_line("/proc/cmdline", "", cmdline, sizeof cmdline);
+    int want_params = strstr(cmdline, "kpack.bootparams") != NULL;
+    int want_screen = strstr(cmdline, "kpack.screen") != NULL;
+    if (want_params || want_screen)
+        (void)mount("sysfs", "/sys", "sysfs", 0, NULL);
+    if (want_screen)
+        load_edd_module();
+    if (want_params)
+        emit_boot_params();
+    if (want_screen)
+        emit_screen();
+
+    /* The dumps are long enough for an asynchronous kernel message to land in the middle of them on
+     * the console: keep the kernel's messages off the console while they are written. */
+    char printk[64] = "";
+    if (want_params || want_screen) {
+        find_line("/proc/sys/kernel/printk", "", printk, sizeof printk);
+        write_text("/proc/sys/kernel/printk", "1");
+    }
 
     int fd = open_console();
     if (fd >= 0) {
         /* One write() so the marker is never split by interleaved kernel messages; tcdrain() so
          * it has left the UART before the power-off below. */
-        ssize_t unused = write(fd, lines, (size_t)len);
+        ssize_t unused = write(fd, out, out_len);
         (void)unused;
         tcdrain(fd);
         close(fd);
     }
+    if (printk[0])
+        write_text("/proc/sys/kernel/printk", printk);
     if (strstr(kaslr, "panic=1")) {
         int sysrq = open("/proc/sysrq-trigger", O_WRONLY);
         if (sysrq >= 0) {

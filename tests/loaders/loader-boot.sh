@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# loader-boot.sh KPACK_BINARY LOADER IMAGE BUILD_DIR — boot one image through one boot loader.
+# loader-boot.sh KPACK_BINARY LOADER IMAGE BUILD_DIR [QEMU ARGS...] — boot one image through one
+# boot loader.
 #
 # IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd
 # (packed from that same bzImage). LOADER is one of:
+#   seabios          QEMU -kernel with its default firmware (as tests/boot's boot-kpack.sh does,
+#                    but with this script's images, names and arguments; not in the matrix)
 #   qboot            QEMU -kernel with qboot instead of SeaBIOS (16-bit entry via its option ROM)
 #   microvm          QEMU -M microvm,acpi=off -kernel (qboot-based firmware; power-off does not
 #                    end QEMU there, so the harness stops it at the marker)
@@ -19,43 +22,37 @@
 #                    hole, so the image runs from above 4 GiB (XLF_CAN_BE_LOADED_ABOVE_4G)
 # Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh). Files are written to
 # BUILD_DIR/boot/loaders, named after LOADER and IMAGE; exit 77 (skip) when a tool is missing.
+#
+# For other suites (tests/setup16): QEMU ARGS are added to the machine; KPACK_APPEND is added to
+# the kernel command line of every loader; KPACK_LOADER_TAG is appended to the names of the files
+# this test writes (logs, ISOs), so such runs leave the matrix's logs alone.
 set -euo pipefail
 
-[[ $# -eq 4 ]] || { echo "usage: $0 KPACK_BINARY LOADER IMAGE BUILD_DIR" >&2; exit 2; }
+[[ $# -ge 4 ]] || { echo "usage: $0 KPACK_BINARY LOADER IMAGE BUILD_DIR [QEMU ARGS...]" >&2; exit 2; }
 kpack=$1 loader=$2 kind=$3 boot_dir=$4/boot
+shift 4
+extra=("$@")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 boot_sh=$here/../boot/boot.sh
 out=$boot_dir/loaders
 mkdir -p "$out"
-name=$loader-$kind
+name=$loader-$kind${KPACK_LOADER_TAG:-}
 
 source "$here/../boot/fixture.sh"
 boot_fixture "$boot_dir"
 # Tight per-boot leash: a good boot takes 3-30 s under TCG (OVMF and GRUB EFI are the slow ones).
 timeout_s=${KPACK_LOADER_TIMEOUT:-90}
-cmdline="console=ttyS0 panic=-1 kpack.debug"
+append="kpack.debug ${KPACK_APPEND:-}"
+cmdline="console=ttyS0 panic=-1 $append"
 
 skip() { echo "loader-boot: SKIP: $*" >&2; exit 77; }
 need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"; done; }
 need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 
-# One image per codec, shared by every loader test: built under a lock and rebuilt only when kpack
-# or the stock image is newer, so a fixed packer is never masked by a stale image.
-image_for() {
-    local img=$out/kpack-$kind.bzImage
-    (
-        flock 9
-        if [[ ! ( -s $img && $img -nt $kpack && $img -nt $vmlinuz ) ]]; then
-            "$kpack" "--$kind" "$vmlinuz" -o "$img.tmp" >&2
-            mv "$img.tmp" "$img"
-        fi
-    ) 9> "$out/kpack-$kind.lock"
-    echo "$img"
-}
-
+# One image per codec, shared by every loader test (fixture.sh's packed_image).
 case $kind in
     stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd) image=$(image_for) ;;
+    raw|gzip|lz4|zstd) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$out") ;;
     *) echo "loader-boot: unknown image '$kind'" >&2; exit 2 ;;
 esac
 
@@ -64,14 +61,16 @@ log=$out/$name.serial.log
 boot=("$boot_sh" --timeout "$timeout_s" --log "$log")
 
 case $loader in
+    seabios)
+        exec env KPACK_APPEND="$append" "${boot[@]}" "$image" "$initrd" "${extra[@]}" ;;
     qboot)
         need_file /usr/share/qemu/qboot.rom
-        exec env KPACK_APPEND=kpack.debug "${boot[@]}" "$image" "$initrd" -bios /usr/share/qemu/qboot.rom ;;
+        exec env KPACK_APPEND="$append" "${boot[@]}" "$image" "$initrd" -bios /usr/share/qemu/qboot.rom "${extra[@]}" ;;
     microvm)
-        exec env KPACK_APPEND=kpack.debug "${boot[@]}" --stop-on-marker "$image" "$initrd" -M microvm,acpi=off ;;
+        exec env KPACK_APPEND="$append" "${boot[@]}" --stop-on-marker "$image" "$initrd" -M microvm,acpi=off "${extra[@]}" ;;
     ovmf)
         need_file "$ovmf"
-        exec env KPACK_APPEND=kpack.debug "${boot[@]}" "$image" "$initrd" -bios "$ovmf" ;;
+        exec env KPACK_APPEND="$append" "${boot[@]}" "$image" "$initrd" -bios "$ovmf" "${extra[@]}" ;;
     grub-linux|grub-linux16|grub-efi)
         need grub-mkrescue xorriso mformat
         if [[ $loader == grub-efi ]]; then
@@ -102,7 +101,7 @@ EOF
             || { cat "$out/$name.mkrescue.log" >&2; exit 1; }
         rm -rf "$tree"
         status=0
-        "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" "${firmware[@]}" || status=$?
+        "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" "${firmware[@]}" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$iso"   # ~50 MB each; kept only for post-mortems
         exit $status ;;
     isolinux)
@@ -128,7 +127,7 @@ EOF
             -no-emul-boot -boot-load-size 4 -boot-info-table "$tree"
         rm -rf "$tree"
         status=0
-        "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" || status=$?
+        "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$iso"
         exit $status ;;
     kexec|kexec-file|kexec-high)
@@ -141,7 +140,7 @@ EOF
         mem=1G; [[ $loader != kexec-high ]] || mem=6G
         status=0
         KPACK_APPEND="kpack_kexec_flags=$flags" \
-            "${boot[@]}" "$vmlinuz" "$stage1" -m "$mem" || status=$?
+            "${boot[@]}" "$vmlinuz" "$stage1" -m "$mem" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$stage1"
         # The point of kexec-high is an image above 4 GiB: make sure it was (kpack.debug says).
         if [[ $status -eq 0 && $loader == kexec-high && $kind != stock ]] &&
