@@ -8,11 +8,11 @@
 
 namespace kpack {
 
-Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
+Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces,
                      std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
                      const FrameWriter& write_frame) {
   uint64_t total = 0;
-  for (auto piece : pieces) total += piece.size();
+  for (const FramePiece& piece : pieces) total += piece.bytes.size();
 
   // zstd spreads each frame over its own workers; the other libraries compress on one thread, so
   // their frames (independent by design) are spread over the threads instead.
@@ -26,13 +26,15 @@ Status append_frames(const CompressOptions& options, const std::vector<std::span
   auto worker = [&] {
     for (size_t i; (i = next++) < pieces.size();) {
       try {
-        Status status = write_frame(options, pieces[i], frames[i], name);
+        CompressOptions piece_options = options;
+        piece_options.executable = pieces[i].executable;
+        Status status = write_frame(piece_options, pieces[i].bytes, frames[i], name);
         if (!status) errors[i] = status.error();
       } catch (const std::bad_alloc&) {
         errors[i] = error_in(name, "out of memory while compressing");
       }
       std::lock_guard lock(progress_lock);
-      done += pieces[i].size();
+      done += pieces[i].bytes.size();
       if (progress) progress(done, total);
     }
   };

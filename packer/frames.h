@@ -12,6 +12,12 @@
 
 namespace kpack {
 
+// One piece of the payload; `executable` (a PT_LOAD with PF_X) selects xz's x86 BCJ filter.
+struct FramePiece {
+  std::span<const uint8_t> bytes;
+  bool executable = false;
+};
+
 // Called as frames finish, with the input bytes done so far and in all.
 using FrameProgress = std::function<void(uint64_t done, uint64_t total)>;
 
@@ -20,7 +26,7 @@ using FrameWriter = std::function<Status(const CompressOptions&, std::span<const
                                          const std::string&)>;
 
 // Running out of memory on a worker thread is an error like any other, not a terminate.
-Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
+Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces,
                      std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
                      const FrameWriter& write_frame = append_frame);
 
