@@ -156,7 +156,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
   options.compress.level = default_level(codec);
   options.compress.threads = std::max(1u, std::thread::hardware_concurrency());
   std::fprintf(stderr, "packing %s...\n", codec_name(codec));
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "bench");
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "bench");
   if (!image) die(image.error().message);
   Loaded l = load_image(*image, codec, ram);
 

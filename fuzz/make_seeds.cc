@@ -82,7 +82,7 @@ void bzimage_seeds() {
   for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
     PackOptions options;
     options.compress = {codec, 1, 1};
-    Result<Bytes> image = build_image(input, options, built_in_blobs(), "seed");
+    Result<Bytes> image = build_image(input, options, built_in_blobs(options.compress.codec), "seed");
     if (!image) std::exit(1);
     write_seed("fuzz_bzimage", std::string("kpack-") + codec_name(codec) + ".img", *image);
     // The bare stream, as the reader meets it inside a stock image.
@@ -92,7 +92,7 @@ void bzimage_seeds() {
   PackOptions raw;
   raw.compress = {Codec::kRaw, 0, 1};
   raw.kernel_address = 0x102000;  // not a valid CLI address, but it keeps the mirrored gap small
-  Result<Bytes> image = build_image(small, raw, built_in_blobs(), "seed");
+  Result<Bytes> image = build_image(small, raw, built_in_blobs(raw.compress.codec), "seed");
   if (image) write_seed("fuzz_bzimage", "kpack-raw.img", *image);
 }
 

@@ -5,7 +5,7 @@
 
 namespace kpack {
 
-ImageBlobs built_in_blobs() {
+ImageBlobs built_in_blobs(Codec) {
   static const uint8_t setup[1024] = {};
   alignas(16) static const uint8_t stub[16] = {};
   return ImageBlobs{setup, stub};
