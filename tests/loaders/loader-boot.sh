@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # loader-boot.sh KPACK_BINARY LOADER IMAGE BUILD_DIR — boot one image through one boot loader.
 #
-# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd
+# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd, xz
 # (packed from that same bzImage). LOADER is one of:
 #   qboot            QEMU -kernel with qboot instead of SeaBIOS (16-bit entry via its option ROM)
 #   microvm          QEMU -M microvm,acpi=off -kernel (qboot-based firmware; power-off does not
@@ -55,7 +55,7 @@ image_for() {
 
 case $kind in
     stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd) image=$(image_for) ;;
+    raw|gzip|lz4|zstd|xz) image=$(image_for) ;;
     *) echo "loader-boot: unknown image '$kind'" >&2; exit 2 ;;
 esac
 
