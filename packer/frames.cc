@@ -1,10 +1,13 @@
 #include "frames.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <thread>
+
+#include "formats/elf64.h"
 
 namespace kpack {
 
@@ -48,6 +51,38 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
     out.insert(out.end(), frames[i].begin(), frames[i].end());
   }
   return Ok{};
+}
+
+namespace {
+
+CompressOptions with_dictionary(CompressOptions options, const PayloadElf& elf, uint64_t table_size) {
+  if (options.codec != Codec::kXz) return options;
+  uint64_t largest = table_size;
+  for (Range region : elf.regions) largest = std::max(largest, region.size());
+  options.xz_dictionary = xz_dictionary_for(options.level ? options.level : default_level(Codec::kXz), largest);
+  return options;
+}
+
+}  // namespace
+
+Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size,
+                         std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress) {
+  std::vector<FramePiece> pieces;
+  for (Range region : elf.regions) {
+    bool executable = false;
+    for (uint32_t i = 0; i < elf.kernel.segment_count; ++i) {
+      const LoadSegment& s = elf.kernel.segments[i];
+      if (s.offset == region.begin && s.filesz == region.size()) executable = s.flags & elf::kPfX;
+    }
+    pieces.push_back({std::span(elf.bytes).subspan(region.begin, region.size()), executable});
+  }
+  return append_frames(with_dictionary(options, elf, table_size), pieces, out, name, progress);
+}
+
+CompressOptions table_frame_options(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size) {
+  CompressOptions table = with_dictionary(options, elf, table_size);
+  table.fast_decode = true;
+  return table;
 }
 
 }  // namespace kpack

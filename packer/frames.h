@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codecs.h"
+#include "layout.h"
 
 namespace kpack {
 
@@ -29,5 +30,14 @@ using FrameWriter = std::function<Status(const CompressOptions&, std::span<const
 Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces,
                      std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
                      const FrameWriter& write_frame = append_frame);
+
+// The frames of a compact ELF (layout_compact), one per region: xz puts code (PF_X segments)
+// through BCJ and gives every frame the same dictionary, at most what the largest region (or the
+// relocation table of `table_size` bytes that will follow) can use.
+Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size,
+                         std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress);
+
+// The options the relocation table's frame is written with after append_elf_frames' frames.
+CompressOptions table_frame_options(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size);
 
 }  // namespace kpack

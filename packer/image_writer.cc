@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "formats/boot_params.h"
-#include "formats/elf64.h"
 #include "formats/kpack_image.h"
 #include "frames.h"
 #include "kernel_version.h"
@@ -55,29 +54,14 @@ Result<Payload> build_payload(const KernelInput& input, const PackOptions& optio
   // One frame per region of the compact ELF, then one for the relocation table that follows the
   // ELF in stock images too (the stub never needs it).
   PayloadElf elf = layout_compact(input);
-  std::vector<FramePiece> pieces;
-  uint64_t largest = input.relocs.size();
-  for (Range region : elf.regions) {
-    bool executable = false;
-    for (uint32_t i = 0; i < elf.kernel.segment_count; ++i) {
-      const LoadSegment& s = elf.kernel.segments[i];
-      if (s.offset == region.begin && s.filesz == region.size()) executable = s.flags & elf::kPfX;
-    }
-    pieces.push_back({std::span(elf.bytes).subspan(region.begin, region.size()), executable});
-    largest = std::max(largest, region.size());
-  }
-  CompressOptions compress = options.compress;
-  if (compress.codec == Codec::kXz)
-    compress.xz_dictionary = xz_dictionary_for(compress.level ? compress.level : default_level(Codec::kXz), largest);
-  Status status = append_frames(compress, pieces, payload.bytes, name, options.progress);
+  Status status = append_elf_frames(options.compress, elf, input.relocs.size(), payload.bytes, name, options.progress);
   if (!status) return status.error();
   // The relocation table (sorted addresses, with few long repeats) is decoded on every KASLR
   // boot: at zstd 19 or gzip 9 that cost 29-35 M guest instructions for Debian's 0.8 MB table,
   // 5-7 % of the stub's work; decoded cheaply it costs 1-10 M, for a 0.4-0.5 MB larger image.
   if (!input.relocs.empty()) {
-    CompressOptions table = compress;
-    table.fast_decode = true;
-    status = append_frame(table, input.relocs, payload.bytes, name);
+    status = append_frame(table_frame_options(options.compress, elf, input.relocs.size()), input.relocs,
+                          payload.bytes, name);
     if (!status) return status.error();
   }
   // Worst case: the kernel goes right after the image, at the next aligned address.

@@ -12,8 +12,8 @@
 
 #include "bzimage_reader.h"
 #include "codecs.h"
-#include "formats/elf64.h"
 #include "frame_decoder.h"
+#include "frames.h"
 #include "image_writer.h"
 #include "kernel_input.h"
 #include "kernel_version.h"
@@ -45,21 +45,11 @@ KernelInput input_from(std::vector<uint8_t> elf) {
   return *input;
 }
 
-// As the packer writes them: xz with one dictionary for all frames and BCJ on code.
 std::vector<uint8_t> compressed_payload(const KernelInput& input, Codec codec) {
-  PayloadElf elf = layout_compact(input);
   std::vector<uint8_t> payload;
   CompressOptions options{codec, default_level(codec) > 6 ? 3 : default_level(codec), 1};
   if (codec == Codec::kGzip) options.level = 6;
-  uint64_t largest = 0;
-  for (Range r : elf.regions) largest = std::max(largest, r.size());
-  options.xz_dictionary = xz_dictionary_for(options.level, largest);
-  for (Range r : elf.regions) {
-    options.executable = false;
-    for (uint32_t i = 0; i < elf.kernel.segment_count; ++i)
-      if (elf.kernel.segments[i].offset == r.begin && (elf.kernel.segments[i].flags & elf::kPfX)) options.executable = true;
-    REQUIRE(append_frame(options, std::span(elf.bytes.data() + r.begin, r.size()), payload, "test").ok());
-  }
+  REQUIRE(append_elf_frames(options, layout_compact(input), 0, payload, "test", nullptr).ok());
   return payload;
 }
 
