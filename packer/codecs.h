@@ -39,11 +39,15 @@ struct CompressOptions {
   int level = 0;  // 0 means default_level(codec)
   unsigned threads = 1;  // zstd uses this many workers
   // Cheap to decode rather than small, whatever `level` says: gzip stores the bytes, zstd uses its
-  // level 3 (lz4 decodes cheaply at any level). For data the stub reads on every boot but that
+  // level 3 (lz4 decodes cheaply at any level; xz has no cheap mode, see word_size). For data the stub reads on every boot but that
   // barely compresses, such as the kernel's relocation table (see image_writer.cc).
   bool fast_decode = false;
-  // xz: the region is code (a PT_LOAD with PF_X), so it goes through the x86 BCJ filter first.
+  // xz: the region is code (a PT_LOAD with PF_X but not PF_W), so it goes through the x86 BCJ
+  // filter first.
   bool executable = false;
+  // xz: the region is an array of words this wide (the relocation table: 4), so it goes through
+  // the delta filter first. 0: not.
+  uint32_t word_size = 0;
   // xz: the dictionary of every frame of the payload, capped by the level's preset. One size for
   // all frames, because the stub sizes its work area from the first frame's headers (0: preset's).
   uint64_t xz_dictionary = 0;

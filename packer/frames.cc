@@ -72,7 +72,10 @@ Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, 
     bool executable = false;
     for (uint32_t i = 0; i < elf.kernel.segment_count; ++i) {
       const LoadSegment& s = elf.kernel.segments[i];
-      if (s.offset == region.begin && s.filesz == region.size()) executable = s.flags & elf::kPfX;
+      // Writable code segments (the kernel's init sections, code and data mixed) came out 2.4 KB
+      // smaller without BCJ on Debian's 6.1 kernel.
+      if (s.offset == region.begin && s.filesz == region.size())
+        executable = (s.flags & elf::kPfX) && !(s.flags & elf::kPfW);
     }
     pieces.push_back({std::span(elf.bytes).subspan(region.begin, region.size()), executable});
   }
@@ -82,6 +85,7 @@ Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, 
 CompressOptions table_frame_options(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size) {
   CompressOptions table = with_dictionary(options, elf, table_size);
   table.fast_decode = true;
+  table.word_size = 4;  // the table's entries are 32-bit words
   return table;
 }
 

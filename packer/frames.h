@@ -13,7 +13,7 @@
 
 namespace kpack {
 
-// One piece of the payload; `executable` (a PT_LOAD with PF_X) selects xz's x86 BCJ filter.
+// One piece of the payload; `executable` (code: see append_elf_frames) selects xz's x86 BCJ filter.
 struct FramePiece {
   std::span<const uint8_t> bytes;
   bool executable = false;
@@ -31,8 +31,8 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
                      std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
                      const FrameWriter& write_frame = append_frame);
 
-// The frames of a compact ELF (layout_compact), one per region: xz puts code (PF_X segments)
-// through BCJ and gives every frame the same dictionary, at most what the largest region (or the
+// The frames of a compact ELF (layout_compact), one per region: xz puts code (PF_X segments
+// without PF_W) through BCJ and gives every frame the same dictionary, at most what the largest region (or the
 // relocation table of `table_size` bytes that will follow) can use.
 Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size,
                          std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress);

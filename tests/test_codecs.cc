@@ -218,11 +218,41 @@ TEST_CASE("xz frame: one .xz stream, CRC32, one block of LZMA2 behind x86 BCJ fo
     REQUIRE(filters[lzma2].id == LZMA_FILTER_LZMA2);
     CHECK(static_cast<lzma_options_lzma*>(filters[lzma2].options)->dict_size == 1u << 20);
     CHECK(filters[lzma2 + 1].id == LZMA_VLI_UNKNOWN);
+    // The first LZMA2 chunk: control 0xE0 (dictionary reset, new properties, compressed), its two
+    // sizes, then the properties byte (pb * 5 + lp) * 9 + lc: lc=4 lp=0 pb=2.
+    CHECK((out[12 + block.header_size] & 0xE0) == 0xE0);
+    CHECK(out[12 + block.header_size + 5] == (2 * 5 + 0) * 9 + 4);
     for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
     auto plain = decode(StreamFormat::kXz, out);
     REQUIRE(plain.ok());
     CHECK(*plain == data);
   }
+}
+
+TEST_CASE("xz frame of a word array: delta over the words, then LZMA2 aligned to them") {
+  const auto data = sample(100000, 16);
+  CompressOptions options{Codec::kXz, 9, 1};
+  options.word_size = 4;
+  std::vector<uint8_t> out;
+  REQUIRE(append_frame(options, data, out, "out.img").ok());
+  lzma_filter filters[LZMA_FILTERS_MAX + 1];
+  lzma_block block{};
+  block.check = LZMA_CHECK_CRC32;
+  block.filters = filters;
+  block.header_size = lzma_block_header_size_decode(out[12]);
+  REQUIRE(lzma_block_header_decode(&block, nullptr, out.data() + 12) == LZMA_OK);
+  REQUIRE(filters[0].id == LZMA_FILTER_DELTA);
+  CHECK(static_cast<lzma_options_delta*>(filters[0].options)->dist == 4);
+  REQUIRE(filters[1].id == LZMA_FILTER_LZMA2);
+  // The region's size as dictionary, which the header rounds up to a power of two.
+  CHECK(static_cast<lzma_options_lzma*>(filters[1].options)->dict_size == 1u << 17);
+  CHECK(filters[2].id == LZMA_VLI_UNKNOWN);
+  CHECK((out[12 + block.header_size] & 0xE0) == 0xE0);
+  CHECK(out[12 + block.header_size + 5] == (2 * 5 + 2) * 9 + 0);  // lc=0 lp=2 pb=2
+  for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
+  auto plain = decode(StreamFormat::kXz, out);
+  REQUIRE(plain.ok());
+  CHECK(*plain == data);
 }
 
 TEST_CASE("raw frames are the bytes themselves") {
