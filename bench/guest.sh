@@ -3,8 +3,8 @@
 # ICOUNT_RUNS (default 3) -icount boots per image: the kernel reads the RTC, so even -icount
 # counts vary by ~1 M instructions between boots; the report takes their median.
 #
-# Expects OUT/TAG/{stock,pvh,raw,gzip,lz4,zstd}.img (bench/run.sh makes them) and
-# OUT/initramfs.cpio.gz. Writes:
+# Expects OUT/TAG/{stock,pvh,raw,gzip,lz4,zstd}.img (bench/run.sh makes them; KPACK_BENCH_IMAGES,
+# space-separated, names other images, as bench/xz.sh does) and OUT/initramfs.cpio.gz. Writes:
 #   OUT/icount.tsv     TAG IMAGE RUN TSC  under -icount shift=0,sleep=off: TSC = guest instructions
 #   OUT/TAG/IMAGE.icountN.log            the serial log, with the stub's `kpack:` phase lines
 #   OUT/wall.tsv       TAG IMAGE ROUND SECONDS   without -icount: QEMU start to the /init marker
@@ -16,7 +16,7 @@ set -euo pipefail
 out=$1 runs=$2
 shift 2
 tags=("$@")
-images=(pvh stock raw gzip lz4 zstd)
+images=(${KPACK_BENCH_IMAGES:-pvh stock raw gzip lz4 zstd})
 qemu=${QEMU:-qemu-system-x86_64}
 initrd=$out/initramfs.cpio.gz
 

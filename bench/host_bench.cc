@@ -1,4 +1,4 @@
-// kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd]
+// kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz]
 //
 // For each codec: packs VMLINUX in memory exactly as `kpack --CODEC` does, then times (median of N
 // interleaved runs, warm buffers, one thread, thread CPU time):
@@ -14,6 +14,7 @@
 //   valgrind --tool=callgrind --toggle-collect='kpack::unpack_kernel*' to count its instructions
 //   by function (the stub links the same codec archives, so the counts match the guest's).
 #include <lz4frame.h>
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -139,6 +140,19 @@ uint64_t library_decode(Codec codec, std::span<const uint8_t> src, uint8_t* dst,
     inflateEnd(&s);
     return out;
   }
+  if (codec == Codec::kXz) {
+    // One decoder for every stream (LZMA_CONCATENATED) and every run: its dictionary is allocated
+    // once, as a program decoding many streams would keep it.
+    static lzma_stream s = LZMA_STREAM_INIT;
+    if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) die("liblzma init");
+    s.next_in = src.data();
+    s.avail_in = src.size();
+    s.next_out = dst;
+    s.avail_out = capacity;
+    lzma_ret r = lzma_code(&s, LZMA_FINISH);
+    if (r != LZMA_STREAM_END) die("liblzma " + std::to_string(r));
+    return s.total_out;
+  }
   std::memcpy(dst, src.data(), src.size());
   return src.size();
 }
@@ -156,7 +170,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
   options.compress.level = default_level(codec);
   options.compress.threads = std::max(1u, std::thread::hardware_concurrency());
   std::fprintf(stderr, "packing %s...\n", codec_name(codec));
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "bench");
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "bench");
   if (!image) die(image.error().message);
   Loaded l = load_image(*image, codec, ram);
 
@@ -240,16 +254,16 @@ int engine_once(const std::string& path, bool kaslr) {
 int main(int argc, char** argv) {
   if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--engine-once")
     return engine_once(argv[2], argc == 4 && std::string(argv[3]) == "--kaslr");
-  std::string path, codecs = "raw,gzip,lz4,zstd";
+  std::string path, codecs = "raw,gzip,lz4,zstd,xz";
   int runs = 11;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--codecs" && i + 1 < argc) codecs = argv[++i];
     else if (a[0] != '-' && path.empty()) path = a;
-    else die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd]");
+    else die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz]");
   }
-  if (path.empty()) die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd]");
+  if (path.empty()) die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz]");
   Result<KernelInput> input = load_kernel(path);
   if (!input) die(input.error().message);
   input->relocs.clear();  // the engine never decodes them; keep them out of the library's payload too
@@ -258,7 +272,7 @@ int main(int argc, char** argv) {
   std::printf("# %s, %d runs, median CPU ms; ratios are throughput relative to the engine's\n", path.c_str(), runs);
   std::printf("%-5s %10s %10s %9s %9s %9s %9s %8s %8s %6s %s\n", "codec", "image", "segments", "engine",
               "library", "stock", "memcpy", "eng/lib", "eng/stk", "moved", "check");
-  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     if (("," + codecs + ",").find(std::string(",") + codec_name(codec) + ",") == std::string::npos) continue;
     Row r = bench_codec(*input, codec, runs, ram);
     std::printf("%-5s %10llu %10llu %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f %6llu %s\n", r.codec.c_str(),

@@ -10,8 +10,8 @@
 
 namespace kpack {
 
-enum class Codec : uint32_t { kRaw = 0, kGzip = 1, kLz4 = 2, kZstd = 3 };
-inline constexpr uint32_t kCodecCount = 4;
+enum class Codec : uint32_t { kRaw = 0, kGzip = 1, kLz4 = 2, kZstd = 3, kXz = 4 };
+inline constexpr uint32_t kCodecCount = 5;
 
 inline constexpr const char* codec_name(Codec codec) {
   switch (codec) {
@@ -19,6 +19,7 @@ inline constexpr const char* codec_name(Codec codec) {
     case Codec::kGzip: return "gzip";
     case Codec::kLz4: return "lz4";
     case Codec::kZstd: return "zstd";
+    case Codec::kXz: return "xz";
   }
   return "unknown";
 }

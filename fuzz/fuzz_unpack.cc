@@ -7,9 +7,10 @@
 // table must give back exactly the payload's segments.
 //
 // Input: [codec] [machine] payload... [table size]
-//   codec    bits 0-1: raw, gzip, lz4, zstd; bit 2 a random physical slot; bit 3 a random virtual
-//            offset with the relocation table, whose byte size is then the input's last 4 bytes
-//            (little-endian; not part of the payload); the draws come from a hash of the input
+//   codec    bits 0-1: raw, gzip, lz4, zstd, or with bit 4 set xz; bit 2 a random physical slot;
+//            bit 3 a random virtual offset with the relocation table, whose byte size is then the
+//            input's last 4 bytes (little-endian; not part of the payload); the draws come from a
+//            hash of the input
 //   machine  bits 0-1 RAM size; bit 2 payload position; bits 3-4 lowest kernel address;
 //            bit 5 an initrd; bit 6 a reserved hole in RAM
 #include <algorithm>
@@ -62,6 +63,7 @@ StreamFormat stream_format_of(Codec codec) {
     case Codec::kGzip: return StreamFormat::kGzip;
     case Codec::kLz4: return StreamFormat::kLz4Frame;
     case Codec::kZstd: return StreamFormat::kZstd;
+    case Codec::kXz: return StreamFormat::kXz;
     case Codec::kRaw: break;
   }
   return StreamFormat::kRaw;
@@ -114,7 +116,9 @@ void check_success(const UnpackRequest& request, const FreeMemory& free, const U
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   UnpackRequest request;
-  request.codec = static_cast<Codec>(data[0] & 3);
+  uint32_t codec = (data[0] & 3) | (data[0] >> 2 & 4);
+  if (codec >= kCodecCount) return 0;
+  request.codec = static_cast<Codec>(codec);
   Machine m = machine_from(data[1]);
   bool virtual_base = data[0] & 8;
   if (virtual_base && size < 7) return 0;

@@ -10,6 +10,7 @@
 
 #include "codecs.h"
 #include "formats/boot_params.h"
+#include "frames.h"
 #include "image_writer.h"
 #include "kernel_input.h"
 #include "layout.h"
@@ -57,12 +58,8 @@ std::vector<SegmentSpec> packed_segments() {
 }
 
 Bytes compact_payload(const KernelInput& input, Codec codec) {
-  PayloadElf elf = layout_compact(input);
   Bytes payload;
-  for (Range r : elf.regions) {
-    Status s = append_frame({codec, 1, 1}, {elf.bytes.data() + r.begin, r.size()}, payload, "seed");
-    if (!s) std::exit(1);
-  }
+  if (!append_elf_frames({codec, 1, 1}, layout_compact(input), 0, payload, "seed", nullptr)) std::exit(1);
   return payload;
 }
 
@@ -79,10 +76,10 @@ void elf_seeds() {
 
 void bzimage_seeds() {
   KernelInput input = input_of(kpack::test::make_kernel_elf(spread_segments()));
-  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     PackOptions options;
     options.compress = {codec, 1, 1};
-    Result<Bytes> image = build_image(input, options, built_in_blobs(), "seed");
+    Result<Bytes> image = build_image(input, options, built_in_blobs(options.compress.codec), "seed");
     if (!image) std::exit(1);
     write_seed("fuzz_bzimage", std::string("kpack-") + codec_name(codec) + ".img", *image);
     // The bare stream, as the reader meets it inside a stock image.
@@ -92,14 +89,15 @@ void bzimage_seeds() {
   PackOptions raw;
   raw.compress = {Codec::kRaw, 0, 1};
   raw.kernel_address = 0x104000;  // not a valid CLI address, but it keeps the mirrored gap small
-  Result<Bytes> image = build_image(small, raw, built_in_blobs(), "seed");
+  Result<Bytes> image = build_image(small, raw, built_in_blobs(raw.compress.codec), "seed");
   if (!image) std::exit(1);
   write_seed("fuzz_bzimage", "kpack-raw.img", *image);
 }
 
 // [codec] [machine bits] payload, as fuzz_unpack reads it.
 Bytes unpack_input(Codec codec, uint8_t machine, const Bytes& payload) {
-  Bytes seed{static_cast<uint8_t>(codec), machine};
+  uint32_t c = static_cast<uint32_t>(codec);
+  Bytes seed{static_cast<uint8_t>((c & 3) | (c & 4) << 2), machine};  // xz (4) is bit 4
   seed.insert(seed.end(), payload.begin(), payload.end());
   return seed;
 }
@@ -131,7 +129,7 @@ Bytes with_kaslr(Bytes seed, Codec codec, const Bytes& table) {
 void unpack_seeds() {
   KernelInput spread = input_of(kpack::test::make_kernel_elf(spread_segments()));
   Bytes table = relocation_table(0x1200000);
-  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     Bytes payload = compact_payload(spread, codec);
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-kaslr",
                with_kaslr(unpack_input(codec, 0x03, payload), codec, table));

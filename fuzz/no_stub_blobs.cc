@@ -8,7 +8,7 @@
 
 namespace kpack {
 
-ImageBlobs built_in_blobs() {
+ImageBlobs built_in_blobs(Codec) {
   static const uint8_t setup[1024] = {};
   alignas(16) static uint8_t stub[4096] = {};
   StubLayout layout{};

@@ -41,6 +41,7 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     else if (a == "--gzip") cl.pack.compress.codec = Codec::kGzip;
     else if (a == "--lz4") cl.pack.compress.codec = Codec::kLz4;
     else if (a == "--zstd") cl.pack.compress.codec = Codec::kZstd;
+    else if (a == "--xz") cl.pack.compress.codec = Codec::kXz;
     else if (a == "--randomize-physical") cl.pack.randomize_raw_physically = true;
     else if (a == "-o" || a == "--output") {
       Status s = value(&cl.output);

@@ -2,6 +2,7 @@
 // content size and a checksum of the content, so the stub can size its output before decoding and
 // prove afterwards that what it wrote is what the packer read.
 #include <lz4frame.h>
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -19,6 +20,7 @@ int default_level(Codec codec) {
     case Codec::kGzip: return 9;
     case Codec::kLz4: return 9;
     case Codec::kZstd: return 19;
+    case Codec::kXz: return 9;
   }
   return 0;
 }
@@ -31,8 +33,15 @@ int max_level(Codec codec) {
     case Codec::kGzip: return 9;
     case Codec::kLz4: return 12;
     case Codec::kZstd: return 22;
+    case Codec::kXz: return 9;
   }
   return 0;
+}
+
+uint64_t xz_dictionary_for(int level, uint64_t largest) {
+  lzma_options_lzma preset{};
+  lzma_lzma_preset(&preset, static_cast<uint32_t>(level));
+  return std::clamp<uint64_t>(largest, LZMA_DICT_SIZE_MIN, preset.dict_size);
 }
 
 namespace {
@@ -134,6 +143,40 @@ Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region,
   return Ok{};
 }
 
+// One .xz stream (xz decodes the payload), CRC32 checked as in stock images: LZMA2, behind the x86
+// BCJ filter for code (it turns call and jump targets absolute, so repeated calls match) or the
+// delta filter for word arrays. Measured on Debian's 6.1 generic kernel (README, "xz"): lc=4 and
+// nice_len=273 (level 9) shrink it by 23 KB; delta over the relocation table's 32-bit words with
+// lc=0 lp=2 pb=2 by 72 KB.
+Status append_xz(const CompressOptions& options, int level, std::span<const uint8_t> region,
+                 std::vector<uint8_t>& out, const std::string& name) {
+  lzma_options_lzma lzma{};
+  if (lzma_lzma_preset(&lzma, static_cast<uint32_t>(level))) return error_in(name, "xz: bad preset");
+  lzma.dict_size = static_cast<uint32_t>(options.xz_dictionary ? options.xz_dictionary
+                                                               : xz_dictionary_for(level, region.size()));
+  lzma.lc = 4;
+  if (level == 9) lzma.nice_len = 273;
+  lzma_options_delta delta{LZMA_DELTA_TYPE_BYTE, options.word_size};
+  lzma_filter filters[3] = {{LZMA_FILTER_X86, nullptr}, {LZMA_FILTER_LZMA2, &lzma}, {LZMA_VLI_UNKNOWN, nullptr}};
+  if (options.word_size) {
+    filters[0] = {LZMA_FILTER_DELTA, &delta};
+    lzma.lc = 0, lzma.lp = 2, lzma.pb = 2;  // literals and matches aligned to the words
+  }
+  const lzma_filter* chain = options.executable || options.word_size ? filters : filters + 1;
+  const size_t start = out.size();
+  out.resize(start + lzma_stream_buffer_bound(region.size()));
+  size_t pos = start;
+  lzma_ret ret = lzma_stream_buffer_encode(const_cast<lzma_filter*>(chain), LZMA_CHECK_CRC32, nullptr,
+                                           region.data(), region.size(), out.data(), &pos, out.size());
+  if (ret != LZMA_OK) {
+    out.resize(start);
+    if (ret == LZMA_MEM_ERROR) throw std::bad_alloc();
+    return error_in(name, "xz compression failed (liblzma error " + std::to_string(static_cast<int>(ret)) + ")");
+  }
+  out.resize(pos);
+  return Ok{};
+}
+
 }  // namespace
 
 Status append_frame(const CompressOptions& options, std::span<const uint8_t> region,
@@ -150,6 +193,7 @@ Status append_frame(const CompressOptions& options, std::span<const uint8_t> reg
     case Codec::kGzip: return append_gzip(options.fast_decode ? Z_NO_COMPRESSION : level, region, out, name);
     case Codec::kLz4: return append_lz4(level, region, out, name);
     case Codec::kZstd: return append_zstd(options.fast_decode ? 3 : level, options.threads, region, out, name);
+    case Codec::kXz: return append_xz(options, level, region, out, name);
   }
   return error_in(name, "unknown codec " + std::to_string(static_cast<uint32_t>(options.codec)));
 }

@@ -9,8 +9,15 @@
 #include <vector>
 
 #include "codecs.h"
+#include "layout.h"
 
 namespace kpack {
+
+// One piece of the payload; `executable` (code: see append_elf_frames) selects xz's x86 BCJ filter.
+struct FramePiece {
+  std::span<const uint8_t> bytes;
+  bool executable = false;
+};
 
 // Called as frames finish, with the input bytes done so far and in all.
 using FrameProgress = std::function<void(uint64_t done, uint64_t total)>;
@@ -20,8 +27,17 @@ using FrameWriter = std::function<Status(const CompressOptions&, std::span<const
                                          const std::string&)>;
 
 // Running out of memory on a worker thread is an error like any other, not a terminate.
-Status append_frames(const CompressOptions& options, const std::vector<std::span<const uint8_t>>& pieces,
+Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces,
                      std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
                      const FrameWriter& write_frame = append_frame);
+
+// The frames of a compact ELF (layout_compact), one per region: xz puts code (PF_X segments
+// without PF_W) through BCJ and gives every frame the same dictionary, at most what the largest region (or the
+// relocation table of `table_size` bytes that will follow) can use.
+Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size,
+                         std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress);
+
+// The options the relocation table's frame is written with after append_elf_frames' frames.
+CompressOptions table_frame_options(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size);
 
 }  // namespace kpack

@@ -53,17 +53,14 @@ Result<Payload> build_payload(const KernelInput& input, const PackOptions& optio
   // One frame per region of the compact ELF, then one for the relocation table that follows the
   // ELF in stock images too (the stub never needs it).
   PayloadElf elf = layout_compact(input);
-  std::vector<std::span<const uint8_t>> pieces;
-  for (Range region : elf.regions) pieces.emplace_back(elf.bytes.data() + region.begin, region.size());
-  Status status = append_frames(options.compress, pieces, payload.bytes, name, options.progress);
+  Status status = append_elf_frames(options.compress, elf, input.relocs.size(), payload.bytes, name, options.progress);
   if (!status) return status.error();
   // The relocation table (sorted addresses, with few long repeats) is decoded on every KASLR
   // boot: at zstd 19 or gzip 9 that cost 29-35 M guest instructions for Debian's 0.8 MB table,
   // 5-7 % of the stub's work; decoded cheaply it costs 1-10 M, for a 0.4-0.5 MB larger image.
   if (!input.relocs.empty()) {
-    CompressOptions table = options.compress;
-    table.fast_decode = true;
-    status = append_frame(table, input.relocs, payload.bytes, name);
+    status = append_frame(table_frame_options(options.compress, elf, input.relocs.size()), input.relocs,
+                          payload.bytes, name);
     if (!status) return status.error();
   }
   // Worst case: the kernel goes right after the image, at the next aligned address.

@@ -38,8 +38,8 @@ struct ImageBlobs {
   std::span<const uint8_t> stub;   // protected-mode stub, ends where StubInfo goes
 };
 
-// The blobs built into this kpack binary.
-ImageBlobs built_in_blobs();
+// The blobs built into this kpack binary: the setup, and the stub with `codec`'s decoder.
+ImageBlobs built_in_blobs(Codec codec);
 
 // `name` is the output file, for messages.
 Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,

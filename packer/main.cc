@@ -84,7 +84,7 @@ Status pack(const CommandLine& cl) {
     options.sbat = std::move(*sbat);
   }
   options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
-  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), cl.output);
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(options.compress.codec), cl.output);
   if (!image) return image.error();
   // Replace the output in one step.
   Status written = write_file_atomically(cl.output, *image, 0644);

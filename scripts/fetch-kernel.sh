@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fetch-kernel.sh [VERSION_GLOB] — download a real Debian cloud kernel and print its vmlinuz path.
+# fetch-kernel.sh [VERSION_GLOB [FLAVOUR]] — download a real Debian kernel (cloud unless FLAVOUR
+# says otherwise) and print its vmlinuz path.
 #
 #   (no argument)  the kernel linux-image-cloud-amd64 depends on (bookworm: 6.1.0-N-cloud-amd64)
 #   6.12           the kernel linux-image-6.12-cloud-amd64 depends on; when there is no such
@@ -7,6 +8,7 @@
 #   --generic [..]  Debian's generic (-amd64) build of the same kernel: the package named like the
 #                  cloud one above with -cloud-amd64 replaced by -amd64 (same ABI number), which
 #                  has the drivers the cloud flavour leaves out (vesafb, ...); ~70 MB
+#   "" amd64       the generic kernel linux-image-amd64 depends on (Debian's xz-compressed image)
 #
 # The .deb and its extracted tree live in ${KPACK_CACHE:-$HOME/.cache/kpack} and are reused, so
 # repeated runs are offline. stdout carries exactly one line (the absolute vmlinuz path) so that
@@ -17,12 +19,13 @@ cache=${KPACK_CACHE:-$HOME/.cache/kpack}
 generic=
 if [[ ${1:-} == --generic ]]; then generic=1; shift; fi
 glob=${1:-}
+flavour=${2:-cloud-amd64}
 log() { echo "fetch-kernel: $*" >&2; }
 
 if [[ -z $glob ]]; then
-    meta=linux-image-cloud-amd64
+    meta=linux-image-$flavour
 else
-    meta=linux-image-${glob}-cloud-amd64
+    meta=linux-image-${glob}-$flavour
 fi
 
 has_candidate() {
@@ -41,7 +44,7 @@ resolve() {
         # No meta-package for this glob: take the newest signed image package. The -dbg and
         # -unsigned variants carry the same kernel (or none) under another name.
         pkg=$(apt-cache pkgnames linux-image- \
-            | grep -E "^linux-image-${glob//./\\.}.*-cloud-amd64\$" \
+            | grep -E "^linux-image-${glob//./\\.}.*-$flavour\$" \
             | grep -Ev -- '-(dbg|unsigned)$' \
             | sort -V | tail -n1 || true)
     fi

@@ -16,6 +16,9 @@ extern "C" {
 extern uint8_t __stub_end[] KPACK_ASM_SYMBOL;
 extern const uint8_t __rela_start[] KPACK_ASM_SYMBOL;
 extern const uint8_t __rela_end[] KPACK_ASM_SYMBOL;
+// stub.ld: the libraries' static constructors.
+extern void (*const __init_array_start[])() KPACK_ASM_SYMBOL;
+extern void (*const __init_array_end[])() KPACK_ASM_SYMBOL;
 
 // entry32.S: the start of the protected-mode part, i.e. where the loader put the image.
 extern uint8_t startup_32[] KPACK_ASM_SYMBOL;

@@ -1,6 +1,7 @@
 // The stub is a static PIE linked at 0: before anything holds a pointer, its own
 // R_X86_64_RELATIVE relocations are applied for the address it runs at. The build
-// (check_relocations.sh) makes sure no other kind exists.
+// (check_relocations.sh) makes sure no other kind exists. Then the codec libraries' static
+// constructors run, as a C runtime would run them (liblzma 5.4 picks its CRC64 code in one).
 #include <stdint.h>
 
 #include "asm_symbols.h"
@@ -26,4 +27,5 @@ extern "C" void apply_relocations(uint8_t* base) {
       kpack::halt_with(kpack::fail("the stub holds a relocation it cannot apply", r->info, r->offset));
     *reinterpret_cast<uint64_t*>(base + r->offset) = reinterpret_cast<uint64_t>(base) + r->addend;
   }
+  for (auto* constructor = __init_array_start; constructor < __init_array_end; ++constructor) (*constructor)();
 }

@@ -58,6 +58,12 @@ std::vector<uint8_t> xz_stream(std::span<const uint8_t> data) {
   return out;
 }
 
+// Where a one-block stream's CRC32 starts, counted from its end: before the index (whose size the
+// footer records as Backward Size) and the 12-byte footer.
+size_t xz_check_from_end(const std::vector<uint8_t>& stream) {
+  return 12 + (le32_at(stream, stream.size() - 8) + 1) * 4 + 4;
+}
+
 // What the kernel's build does with `lz4 -l -9`: the legacy magic, then 8 MiB blocks, each with its
 // compressed size in front.
 std::vector<uint8_t> lz4_legacy(std::span<const uint8_t> data) {
@@ -110,6 +116,8 @@ TEST_CASE("levels") {
   CHECK((min_level(Codec::kLz4) == 1 && max_level(Codec::kLz4) == 12));
   CHECK((min_level(Codec::kZstd) == 1 && max_level(Codec::kZstd) == 22));
   CHECK((min_level(Codec::kRaw) == 0 && max_level(Codec::kRaw) == 0));
+  CHECK(default_level(Codec::kXz) == 9);
+  CHECK((min_level(Codec::kXz) == 1 && max_level(Codec::kXz) == 9));
 
   std::vector<uint8_t> out;
   const auto data = sample(100, 1);
@@ -175,6 +183,78 @@ TEST_CASE("zstd frame header records content size and checksum") {
   CHECK(ZSTD_getFrameContentSize(small.data(), small.size()) == 100);
 }
 
+TEST_CASE("xz frame: one .xz stream, CRC32, one block of LZMA2 behind x86 BCJ for code, the given dictionary") {
+  const auto data = sample(300000, 15);
+  // The preset's dictionary caps it; small payloads get no more than their largest region.
+  CHECK(xz_dictionary_for(9, 1ull << 30) == 64u << 20);
+  CHECK(xz_dictionary_for(6, 30u << 20) == 8u << 20);
+  CHECK(xz_dictionary_for(9, 300000) == 300000);
+  CHECK(xz_dictionary_for(9, 100) == 4096);
+  for (bool executable : {false, true}) {
+    CAPTURE(executable);
+    CompressOptions options{Codec::kXz, 6, 1};
+    options.executable = executable;
+    options.xz_dictionary = 1 << 20;
+    std::vector<uint8_t> out;
+    REQUIRE(append_frame(options, data, out, "out.img").ok());
+    // Stream header: magic, flags 00 01 (CRC32), their CRC32.
+    REQUIRE(out.size() > 32);
+    CHECK(std::vector<uint8_t>(out.begin(), out.begin() + 8) ==
+          std::vector<uint8_t>{0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00, 0x00, 0x01});
+    CHECK(le32_at(out, 8) == lzma_crc32(out.data() + 6, 2, 0));
+    // Stream footer: the same flags, then "YZ".
+    CHECK(std::vector<uint8_t>(out.end() - 4, out.end()) == std::vector<uint8_t>{0x00, 0x01, 0x59, 0x5A});
+    // Block header: both sizes recorded, then the filter chain.
+    lzma_filter filters[LZMA_FILTERS_MAX + 1];
+    lzma_block block{};
+    block.check = LZMA_CHECK_CRC32;
+    block.filters = filters;
+    block.header_size = lzma_block_header_size_decode(out[12]);
+    REQUIRE(lzma_block_header_decode(&block, nullptr, out.data() + 12) == LZMA_OK);
+    CHECK(block.uncompressed_size == data.size());
+    CHECK(block.compressed_size != LZMA_VLI_UNKNOWN);
+    size_t lzma2 = executable ? 1 : 0;
+    if (executable) CHECK(filters[0].id == LZMA_FILTER_X86);
+    REQUIRE(filters[lzma2].id == LZMA_FILTER_LZMA2);
+    CHECK(static_cast<lzma_options_lzma*>(filters[lzma2].options)->dict_size == 1u << 20);
+    CHECK(filters[lzma2 + 1].id == LZMA_VLI_UNKNOWN);
+    // The first LZMA2 chunk: control 0xE0 (dictionary reset, new properties, compressed), its two
+    // sizes, then the properties byte (pb * 5 + lp) * 9 + lc: lc=4 lp=0 pb=2.
+    CHECK((out[12 + block.header_size] & 0xE0) == 0xE0);
+    CHECK(out[12 + block.header_size + 5] == (2 * 5 + 0) * 9 + 4);
+    for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
+    auto plain = decode(StreamFormat::kXz, out);
+    REQUIRE(plain.ok());
+    CHECK(*plain == data);
+  }
+}
+
+TEST_CASE("xz frame of a word array: delta over the words, then LZMA2 aligned to them") {
+  const auto data = sample(100000, 16);
+  CompressOptions options{Codec::kXz, 9, 1};
+  options.word_size = 4;
+  std::vector<uint8_t> out;
+  REQUIRE(append_frame(options, data, out, "out.img").ok());
+  lzma_filter filters[LZMA_FILTERS_MAX + 1];
+  lzma_block block{};
+  block.check = LZMA_CHECK_CRC32;
+  block.filters = filters;
+  block.header_size = lzma_block_header_size_decode(out[12]);
+  REQUIRE(lzma_block_header_decode(&block, nullptr, out.data() + 12) == LZMA_OK);
+  REQUIRE(filters[0].id == LZMA_FILTER_DELTA);
+  CHECK(static_cast<lzma_options_delta*>(filters[0].options)->dist == 4);
+  REQUIRE(filters[1].id == LZMA_FILTER_LZMA2);
+  // The region's size as dictionary, which the header rounds up to a power of two.
+  CHECK(static_cast<lzma_options_lzma*>(filters[1].options)->dict_size == 1u << 17);
+  CHECK(filters[2].id == LZMA_VLI_UNKNOWN);
+  CHECK((out[12 + block.header_size] & 0xE0) == 0xE0);
+  CHECK(out[12 + block.header_size + 5] == (2 * 5 + 2) * 9 + 0);  // lc=0 lp=2 pb=2
+  for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
+  auto plain = decode(StreamFormat::kXz, out);
+  REQUIRE(plain.ok());
+  CHECK(*plain == data);
+}
+
 TEST_CASE("raw frames are the bytes themselves") {
   const auto data = sample(1000, 5);
   std::vector<uint8_t> out = {1, 2};
@@ -191,7 +271,7 @@ TEST_CASE("round trips over concatenated frames with a trailing size") {
     Codec codec;
     StreamFormat format;
   } cases[] = {{Codec::kGzip, StreamFormat::kGzip}, {Codec::kLz4, StreamFormat::kLz4Frame},
-               {Codec::kZstd, StreamFormat::kZstd}};
+               {Codec::kZstd, StreamFormat::kZstd}, {Codec::kXz, StreamFormat::kXz}};
   for (const auto& test : cases) {
     CAPTURE(codec_name(test.codec));
     const auto payload = concat({frame(test.codec, a), frame(test.codec, b, 1), frame(test.codec, empty),
@@ -286,6 +366,7 @@ TEST_CASE("corrupt, truncated and oversized payloads are errors naming the file"
       {StreamFormat::kLz4Frame, frame(Codec::kLz4, data), 4, "ERROR_contentChecksum_invalid"},
       {StreamFormat::kZstd, frame(Codec::kZstd, data), 4, "Restored data doesn't match checksum"},
       {StreamFormat::kXz, xz_stream(data), 0, ""},
+      {StreamFormat::kXz, frame(Codec::kXz, data), xz_check_from_end(frame(Codec::kXz, data)), "compressed data is corrupt"},
   };
   for (const auto& test : cases) {
     const std::string name = stream_format_name(test.format);

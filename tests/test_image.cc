@@ -31,9 +31,9 @@ std::vector<uint8_t> pack(const KernelInput& input, Codec codec) { return test::
 
 TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
   KernelInput input = synthetic_input();
-  ImageBlobs blobs = built_in_blobs();
-  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     CAPTURE(codec_name(codec));
+    ImageBlobs blobs = built_in_blobs(codec);
     std::vector<uint8_t> image = pack(input, codec);
     // Raw bytes at the documented offsets, not through our own struct.
     uint8_t setup_sects = image[0x1F1];
@@ -164,7 +164,7 @@ TEST_CASE("a raw layout that leaves no room for the stub is refused") {
   PackOptions options;
   options.compress = {Codec::kRaw, 0, 1};
   options.kernel_address = 0x100000;
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
   REQUIRE_FALSE(image.ok());
   CHECK(image.error().message == "out.img: raw layout: kernel address leaves no room for the stub below it");
 }
@@ -184,9 +184,9 @@ TEST_CASE("the kernel's version string goes where the header's kernel_version po
 
   std::vector<uint8_t> image = pack(loaded, Codec::kLz4);
   uint16_t kernel_version = test::get<uint16_t>(image, 0x20E);
-  CHECK(kernel_version == built_in_blobs().setup.size() - 0x200);
+  CHECK(kernel_version == built_in_blobs(Codec::kLz4).setup.size() - 0x200);
   // One more sector for the string, then padding to a page (the protected-mode part's PE section).
-  CHECK(image[0x1F1] == (built_in_blobs().setup.size() + 512 + 4095) / 4096 * 4096 / 512 - 1);
+  CHECK(image[0x1F1] == (built_in_blobs(Codec::kLz4).setup.size() + 512 + 4095) / 4096 * 4096 / 512 - 1);
   CHECK(std::string(reinterpret_cast<const char*>(image.data() + 0x200 + kernel_version)) ==
         "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
   Result<BzImage> read = read_bzimage(image, "out.img");

@@ -141,7 +141,7 @@ struct KaslrRun {
     PackOptions options;
     options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
     options.randomize_raw_physically = randomize_raw;
-    Result<std::vector<uint8_t>> file = build_image(input, options, built_in_blobs(), "out.img");
+    Result<std::vector<uint8_t>> file = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
     REQUIRE(file.ok());
     Result<BzImage> image = read_bzimage(*file, "out.img");
     REQUIRE(image.ok());
@@ -244,7 +244,7 @@ TEST_CASE("kpack info says what an image randomizes") {
     PackOptions options;
     options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
     options.randomize_raw_physically = randomize_raw;
-    Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+    Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
     REQUIRE(image.ok());
     return test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(*image, "out.img", out).ok()); });
   };

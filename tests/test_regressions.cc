@@ -49,7 +49,7 @@ TEST_CASE("regression: a raw image of a kernel spanning 3.7 GiB is refused, not 
   REQUIRE(input.ok());
   PackOptions options;
   options.compress = {Codec::kRaw, 0, 1};
-  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(), "out.img");
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(options.compress.codec), "out.img");
   REQUIRE_FALSE(image.ok());
   CHECK(image.error().message.find("span") != std::string::npos);
 }
@@ -134,7 +134,7 @@ TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, als
 // called std::terminate (SIGABRT) instead of the one-line error the main thread gives.
 TEST_CASE("regression: running out of memory on a compression worker is an error") {
   std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3), out;
-  std::vector<std::span<const uint8_t>> pieces{a, b, c};
+  std::vector<FramePiece> pieces{{a}, {b}, {c}};
   FrameWriter failing = [](const CompressOptions&, std::span<const uint8_t> piece, std::vector<uint8_t>& frame,
                            const std::string&) -> Status {
     if (piece[0] == 2) throw std::bad_alloc();

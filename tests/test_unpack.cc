@@ -2,6 +2,9 @@
 // memory that checks every write.
 #include <doctest/doctest.h>
 
+#include <lzma.h>
+
+#include <algorithm>
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +12,8 @@
 
 #include "bzimage_reader.h"
 #include "codecs.h"
+#include "frame_decoder.h"
+#include "frames.h"
 #include "image_writer.h"
 #include "kernel_input.h"
 #include "kernel_version.h"
@@ -41,12 +46,10 @@ KernelInput input_from(std::vector<uint8_t> elf) {
 }
 
 std::vector<uint8_t> compressed_payload(const KernelInput& input, Codec codec) {
-  PayloadElf elf = layout_compact(input);
   std::vector<uint8_t> payload;
   CompressOptions options{codec, default_level(codec) > 6 ? 3 : default_level(codec), 1};
   if (codec == Codec::kGzip) options.level = 6;
-  for (Range r : elf.regions)
-    REQUIRE(append_frame(options, std::span(elf.bytes.data() + r.begin, r.size()), payload, "test").ok());
+  REQUIRE(append_elf_frames(options, layout_compact(input), 0, payload, "test", nullptr).ok());
   return payload;
 }
 
@@ -100,7 +103,7 @@ void check_kernel(Run& run, const KernelInput& input) {
 
 TEST_CASE("every codec unpacks a kernel straight to its destination") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
-  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     CAPTURE(codec_name(codec));
     Run run = unpack(codec, compressed_payload(input, codec));
     check_kernel(run, input);
@@ -153,7 +156,7 @@ TEST_CASE("a raw payload at its intended address is used in place, elsewhere mov
 
 TEST_CASE("a corrupted frame stops the engine with a checksum or data error") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
-  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     CAPTURE(codec_name(codec));
     std::vector<uint8_t> payload = compressed_payload(input, codec);
     for (uint64_t at : {payload.size() / 2, payload.size() - 3, uint64_t{20}}) {
@@ -169,6 +172,50 @@ TEST_CASE("a corrupted frame stops the engine with a checksum or data error") {
   }
 }
 
+TEST_CASE("xz: the work area holds the dictionary the first stream's headers ask for") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  std::vector<uint8_t> payload = compressed_payload(input, Codec::kXz);
+  // The largest region, 0x23000 bytes of text, sets every stream's dictionary (the header rounds
+  // it up to 3 * 2^16); liblzma's own estimate for that dictionary sizes the work area.
+  CHECK(xz_dictionary_for(3, 0x23000) == 0x23000);
+  lzma_options_lzma lzma{};
+  lzma.dict_size = 0x30000;
+  lzma_filter filters[] = {{LZMA_FILTER_LZMA2, &lzma}, {LZMA_VLI_UNKNOWN, nullptr}};
+  uint64_t state = lzma_raw_decoder_memusage(filters);
+  CHECK(state > 0x30000);
+  uint64_t bytes = 0;
+  REQUIRE(codec_state_size(Codec::kXz, payload.data(), payload.size(), &bytes).ok());
+  CHECK(bytes == state);
+  Run run = unpack(Codec::kXz, payload);
+  check_kernel(run, input);
+  CHECK(run.result.work.size() == kWorkSize + align_up(state, 4096));
+  CHECK(codec_state_size(Codec::kZstd, payload.data(), payload.size(), &bytes).ok());
+  CHECK(bytes == 0);
+
+  // A later stream with a larger dictionary than the first promised is refused before it writes.
+  std::vector<uint8_t> uneven;
+  PayloadElf elf = layout_compact(input);
+  for (Range r : elf.regions) {
+    CompressOptions options{Codec::kXz, 3, 1};
+    options.xz_dictionary = r.begin == 0 ? 4096 : 64 << 20;
+    REQUIRE(append_frame(options, std::span(elf.bytes.data() + r.begin, r.size()), uneven, "test").ok());
+  }
+  Run refused = unpack(Codec::kXz, uneven);
+  REQUIRE_FALSE(refused.status.ok());
+  CHECK(std::string(refused.status.message) == "xz stream needs more memory than the first one's headers said");
+  CHECK(refused.memory->stray_writes({refused.image}).empty());
+
+  // No check to verify: refused as well.
+  std::vector<uint8_t> unchecked(lzma_stream_buffer_bound(elf.regions[0].size()));
+  size_t pos = 0;
+  REQUIRE(lzma_easy_buffer_encode(1, LZMA_CHECK_NONE, nullptr, elf.bytes.data(), elf.regions[0].size(),
+                                  unchecked.data(), &pos, unchecked.size()) == LZMA_OK);
+  unchecked.resize(pos);
+  Run no_check = unpack(Codec::kXz, unchecked);
+  REQUIRE_FALSE(no_check.status.ok());
+  CHECK(std::string(no_check.status.message) == "xz stream has no check");
+}
+
 TEST_CASE("no room for the kernel is an error, not a wild write") {
   KernelInput input = input_from(test::make_kernel_elf({{0x1000000, 0x1000, 0x7F00000}}));
   Run run = unpack(Codec::kZstd, compressed_payload(input, Codec::kZstd));
@@ -181,7 +228,7 @@ TEST_CASE("[real kernel] Debian's kernel round-trips through the engine for ever
   std::string path = test::real_kernel_path();
   Result<KernelInput> input = load_kernel(path);  // extracts the vmlinux from the stock bzImage
   REQUIRE_MESSAGE(input.ok(), input.error().message);
-  for (Codec codec : {Codec::kLz4, Codec::kZstd, Codec::kGzip}) {
+  for (Codec codec : {Codec::kLz4, Codec::kZstd, Codec::kGzip, Codec::kXz}) {
     CAPTURE(codec_name(codec));
     Run run = unpack(codec, compressed_payload(*input, codec));
     check_kernel(run, *input);
@@ -195,11 +242,11 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
   CHECK(stock->relocs.size() > 100000);
   REQUIRE(stock->version.has_value());
   CHECK(stock->version->find(" (debian-kernel@lists.debian.org) #1 SMP") != std::string::npos);
-  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     CAPTURE(codec_name(codec));
     PackOptions options;
     options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 2};
-    Result<std::vector<uint8_t>> image = build_image(*stock, options, built_in_blobs(), "roundtrip.img");
+    Result<std::vector<uint8_t>> image = build_image(*stock, options, built_in_blobs(options.compress.codec), "roundtrip.img");
     REQUIRE(image.ok());
     Result<BzImage> read = read_bzimage(*image, "roundtrip.img");
     REQUIRE(read.ok());

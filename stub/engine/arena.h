@@ -20,6 +20,12 @@ class Arena {
     return reinterpret_cast<void*>(at);
   }
 
+  // What allocate() can still hand out, and a way to drop everything allocated after a point:
+  // the xz decoder's state lives for one frame.
+  uint64_t available() const { return static_cast<uint64_t>(end_ - next_); }
+  uint8_t* mark() const { return next_; }
+  void release(uint8_t* mark) { next_ = mark; }
+
  private:
   uint8_t* next_ = nullptr;
   uint8_t* end_ = nullptr;

@@ -1,7 +1,9 @@
 // The one place that configures the codec libraries' headers for the engine, in the stub and on
-// the host alike: the static-linking-only APIs it needs (zstd's static DCtx and frame header), and
-// zlib without its gz* file layer.
+// the host alike: the static-linking-only APIs it needs (zstd's static DCtx and frame header),
+// zlib without its gz* file layer, and liblzma.
 #pragma once
+
+#include <lzma.h>
 
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>

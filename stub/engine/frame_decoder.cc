@@ -7,13 +7,27 @@
 namespace kpack {
 namespace {
 
-
 voidpf zlib_alloc(voidpf opaque, uInt items, uInt size) {
   return static_cast<Arena*>(opaque)->allocate(uint64_t{items} * size);
 }
 void zlib_free(voidpf, voidpf) {}
 
+void* xz_alloc(void* opaque, size_t count, size_t size) {
+  return static_cast<Arena*>(opaque)->allocate(uint64_t{count} * size);
+}
+void xz_free(void*, void*) {}
+
 using namespace frame;
+
+// Each stub is built with one codec's decoder (stub/CMakeLists.txt: KPACK_STUB_CODEC); the code of
+// the others is then never reached, and the link drops it. The host engine has every decoder.
+constexpr bool has_decoder(Codec codec) {
+#ifdef KPACK_STUB_CODEC
+  return codec == Codec::KPACK_STUB_CODEC;
+#else
+  return codec != Codec::kRaw && static_cast<uint32_t>(codec) < kCodecCount;
+#endif
+}
 
 }  // namespace
 
@@ -22,15 +36,40 @@ Lz4History lz4_history(const uint8_t* region, uint64_t written) {
   return Lz4History{region + written - size, size};
 }
 
+StubStatus codec_state_size(Codec codec, const uint8_t* payload, uint64_t size, uint64_t* bytes) {
+  *bytes = 0;
+  if (!has_decoder(Codec::kXz) || codec != Codec::kXz) return StubStatus::success();
+  lzma_stream_flags stream;
+  if (size < LZMA_STREAM_HEADER_SIZE + 1 || lzma_stream_header_decode(&stream, payload) != LZMA_OK)
+    return fail("not an xz stream");
+  const uint8_t* header = payload + LZMA_STREAM_HEADER_SIZE;
+  lzma_filter filters[LZMA_FILTERS_MAX + 1];
+  lzma_block block{};
+  block.check = stream.check;
+  block.filters = filters;
+  block.header_size = lzma_block_header_size_decode(header[0]);
+  if (header[0] == 0 || size - LZMA_STREAM_HEADER_SIZE < block.header_size) return fail("xz stream without a block");
+  // The filters' options are allocated here and dropped on return.
+  alignas(16) uint8_t options[1024];
+  Arena arena(options, sizeof(options));
+  lzma_allocator allocator{xz_alloc, xz_free, &arena};
+  if (lzma_block_header_decode(&block, &allocator, header) != LZMA_OK) return fail("bad xz block header");
+  uint64_t usage = lzma_raw_decoder_memusage(filters);
+  if (usage == UINT64_MAX) return fail("unsupported xz filters");
+  *bytes = usage;
+  return StubStatus::success();
+}
+
 StubStatus FrameDecoder::init(Codec codec, Arena& arena) {
   codec_ = codec;
   arena_ = &arena;
-  if (codec == Codec::kZstd) {
+  if (!has_decoder(codec)) return fail("unknown payload codec", static_cast<uint32_t>(codec));
+  if (has_decoder(Codec::kZstd) && codec == Codec::kZstd) {
     uint64_t size = ZSTD_estimateDCtxSize();
     void* memory = arena.allocate(size, 64);
     zstd_ = memory ? ZSTD_initStaticDCtx(memory, size) : nullptr;
     if (!zstd_) return fail("no memory for the zstd decoder", size);
-  } else if (codec == Codec::kGzip) {
+  } else if (has_decoder(Codec::kGzip) && codec == Codec::kGzip) {
     zlib_ = static_cast<z_stream*>(arena.allocate(sizeof(z_stream)));
     if (!zlib_) return fail("no memory for the gzip decoder");
     *zlib_ = z_stream{};
@@ -38,8 +77,6 @@ StubStatus FrameDecoder::init(Codec codec, Arena& arena) {
     zlib_->zfree = zlib_free;
     zlib_->opaque = &arena;
     if (inflateInit2(zlib_, 16 + MAX_WBITS) != Z_OK) return fail("cannot set up the gzip decoder");
-  } else if (codec != Codec::kLz4) {
-    return fail("unknown payload codec", static_cast<uint32_t>(codec));
   }
   return StubStatus::success();
 }
@@ -48,9 +85,10 @@ StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t*
                                 bool exact, uint64_t* consumed, uint64_t* produced) {
   *consumed = *produced = 0;
   StubStatus status = fail("unknown payload codec", static_cast<uint32_t>(codec_));
-  if (codec_ == Codec::kGzip) status = decode_gzip(src, available, dst, capacity, consumed, produced);
-  if (codec_ == Codec::kLz4) status = decode_lz4(src, available, dst, capacity, consumed, produced);
-  if (codec_ == Codec::kZstd) status = decode_zstd(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kGzip) && codec_ == Codec::kGzip) status = decode_gzip(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kLz4) && codec_ == Codec::kLz4) status = decode_lz4(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kZstd) && codec_ == Codec::kZstd) status = decode_zstd(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kXz) && codec_ == Codec::kXz) status = decode_xz(src, available, dst, capacity, consumed, produced);
   if (status.ok() && exact && *produced != capacity)
     return fail("payload frame has the wrong size", *produced, capacity);
   return status;
@@ -160,6 +198,44 @@ StubStatus FrameDecoder::decode_zstd(const uint8_t* src, uint64_t available, uin
   }
   *consumed = frame;
   *produced = result;
+  return StubStatus::success();
+}
+
+StubStatus FrameDecoder::decode_xz(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                                   uint64_t* consumed, uint64_t* produced) {
+  // Every frame is a whole .xz stream with a decoder of its own, whose dictionary and filter state
+  // live in the arena for this frame only; the arena's room is the decoder's memory limit.
+  uint8_t* mark = arena_->mark();
+  lzma_allocator allocator{xz_alloc, xz_free, arena_};
+  lzma_stream stream = LZMA_STREAM_INIT;
+  stream.allocator = &allocator;
+  lzma_ret ret = lzma_stream_decoder(&stream, arena_->available(), LZMA_TELL_NO_CHECK | LZMA_TELL_UNSUPPORTED_CHECK);
+  if (ret == LZMA_OK) {
+    stream.next_in = src;
+    stream.avail_in = available;
+    stream.next_out = dst;
+    stream.avail_out = capacity;
+    // liblzma decodes into its dictionary and copies out to dst; it verifies the block's sizes and
+    // check (CRC32 from the packer), the index and the footer before reporting the stream's end.
+    ret = lzma_code(&stream, LZMA_FINISH);
+  }
+  arena_->release(mark);
+  switch (ret) {
+    case LZMA_STREAM_END: break;
+    case LZMA_OK:
+    case LZMA_BUF_ERROR:
+      if (stream.avail_out == 0) return fail("xz stream larger than its region", capacity);
+      return fail("xz stream truncated");
+    case LZMA_NO_CHECK: return fail("xz stream has no check");
+    case LZMA_UNSUPPORTED_CHECK: return fail("xz stream has a check the stub cannot verify");
+    case LZMA_MEM_ERROR:
+    case LZMA_MEMLIMIT_ERROR: return fail("xz stream needs more memory than the first one's headers said");
+    case LZMA_FORMAT_ERROR: return fail("not an xz stream");
+    case LZMA_OPTIONS_ERROR: return fail("unsupported xz stream options");
+    default: return fail("corrupt xz stream (bad data or check)", static_cast<uint32_t>(ret));
+  }
+  *consumed = stream.total_in;
+  *produced = stream.total_out;
   return StubStatus::success();
 }
 

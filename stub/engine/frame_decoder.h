@@ -1,4 +1,4 @@
-// Decodes one payload frame (gzip member, LZ4 frame or zstd frame) straight into its destination,
+// Decodes one payload frame (gzip member, LZ4 frame, zstd frame or xz stream) straight into its destination,
 // verifying the frame's checksum. The packer writes one frame per region of the ELF file, so a
 // frame never straddles two destinations and no decoder keeps a copy of the kernel.
 #pragma once
@@ -21,6 +21,11 @@ struct Lz4History {
 };
 Lz4History lz4_history(const uint8_t* region, uint64_t written);
 
+// The codec state a payload needs beyond kArenaSize, known before anything is written: for xz the
+// dictionary and filter state, read from the first frame's stream and block headers (the packer
+// gives every frame the same dictionary). 0 for the other codecs.
+StubStatus codec_state_size(Codec codec, const uint8_t* payload, uint64_t size, uint64_t* bytes);
+
 class FrameDecoder {
  public:
   // Takes the codec state from `arena`.
@@ -38,6 +43,8 @@ class FrameDecoder {
                         uint64_t* consumed, uint64_t* produced);
   StubStatus decode_zstd(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
                          uint64_t* consumed, uint64_t* produced);
+  StubStatus decode_xz(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                       uint64_t* consumed, uint64_t* produced);
 
   Codec codec_ = Codec::kRaw;
   Arena* arena_ = nullptr;

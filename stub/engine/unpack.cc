@@ -150,7 +150,10 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   // The work area (scratch window, codec state, and a decoded relocation table) goes high, out of
   // the way of the kernel, but below 4 GiB.
   uint64_t table_room = virtual_base && compressed ? align_up(request.relocations_size, 4096) : 0;
-  uint64_t work_size = kWorkSize + table_room;
+  uint64_t codec_state = 0;
+  if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
+  uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
+  uint64_t work_size = kScratchSize + arena_size + table_room;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
@@ -160,7 +163,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   uint8_t* work_bytes = memory.writable(work, work_size);
   if (!work_bytes) return fail("work area is not writable", work);
   uint8_t* scratch = work_bytes;
-  Arena arena(work_bytes + kScratchSize, kArenaSize);
+  Arena arena(work_bytes + kScratchSize, arena_size);
   const uint8_t* table = nullptr;
 
   if (!compressed) {
@@ -184,7 +187,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, scratch, payload, cursor));
     if (virtual_base) {
       // The relocation table is the frame after the last segment's (stock images carry it there too).
-      uint8_t* decoded_table = work_bytes + kWorkSize;
+      uint8_t* decoded_table = work_bytes + kScratchSize + arena_size;
       KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, decoded_table,
                                request.relocations_size, true, &consumed, &produced));
       table = decoded_table;

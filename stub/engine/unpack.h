@@ -16,8 +16,9 @@
 namespace kpack {
 
 inline constexpr uint64_t kScratchSize = 64 * 1024;     // ELF headers and the bytes between segments
-inline constexpr uint64_t kArenaSize = 448 * 1024;      // codec state (zstd's context is ~94 KiB)
-inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;  // plus the relocation table, when decoded
+// Codec state (zstd's context is ~94 KiB), plus what codec_state_size says (xz's dictionary).
+inline constexpr uint64_t kArenaSize = 448 * 1024;
+inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;  // plus xz's state and the relocation table
 
 // What randomization the run should do, and the random numbers it draws with.
 struct KaslrRequest {

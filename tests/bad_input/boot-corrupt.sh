@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# boot-corrupt.sh KPACK MODE BUILD_DIR — pack the test kernel with MODE (gzip, lz4, zstd or raw),
+# boot-corrupt.sh KPACK MODE BUILD_DIR — pack the test kernel with MODE (gzip, lz4, zstd, xz or raw),
 # damage the image, boot it, and require the stub to refuse it: a "kpack: error" line on the
 # serial console, then a halt — no reset or triple fault (QEMU still running at the timeout) and
 # no kernel start (no "Linux version" in the log).
 #
-#   gzip, lz4, zstd  64 bytes overwritten a third of the way into the payload: inside the text
-#                    segment's frame, after the headers were read and the kernel placed, so the
-#                    frame checksum (or the decoder) catches it mid-unpack
+#   gzip, lz4, zstd, xz  64 bytes overwritten a third of the way into the payload: inside the
+#                    text segment's frame, after the headers were read and the kernel placed, so
+#                    the frame checksum (or the decoder) catches it mid-unpack
 #   raw              the ELF magic at the start of the payload overwritten: caught before any write
 #   record-magic     (lz4) the kpack record's magic overwritten: caught before the stub maps or
 #                    relocates anything

@@ -14,8 +14,8 @@ image=$dir/bad-input-fault.bzImage
 log=$dir/bad-input-fault.serial.log
 
 "$kpack" --lz4 --level 1 "$vmlinuz" -o "$image"
-symbol=$(nm "$build/stub/stub.elf" | awk '/read_boot_environment/ && !found {print $1; found = 1}')  # no early exit: nm must not die of SIGPIPE under pipefail
-[[ -n $symbol ]] || { echo "boot-fault: read_boot_environment not in stub.elf" >&2; exit 1; }
+symbol=$(nm "$build/stub/stub-lz4.elf" | awk '/read_boot_environment/ && !found {print $1; found = 1}')  # no early exit: nm must not die of SIGPIPE under pipefail
+[[ -n $symbol ]] || { echo "boot-fault: read_boot_environment not in stub-lz4.elf" >&2; exit 1; }
 setup_sects=$(od -An -tu1 -j $((0x1F1)) -N1 "$image" | tr -d ' ')
 offset=$(( (setup_sects + 1) * 512 + 0x$symbol ))
 printf '\x0f\x0b' | dd of="$image" bs=1 seek="$offset" conv=notrunc status=none

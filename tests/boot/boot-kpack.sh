@@ -3,7 +3,7 @@
 #
 # Needs BUILD_DIR/boot/kernel-TAG.path and BUILD_DIR/boot/initramfs.cpio.gz (tests/boot/prepare.sh).
 # MODE:
-#   raw|gzip|lz4|zstd  kpack --MODE on the vmlinux extracted from the stock image
+#   raw|gzip|lz4|zstd|xz  kpack --MODE on the vmlinux extracted from the stock image
 #   repack-stock       kpack --lz4 straight from the stock bzImage (kpack extracts internally)
 #   pvh                the extracted vmlinux booted as an ELF through its PVH note (no kpack image);
 #                      the floor any bzImage can reach, and a check that extract gives a bootable ELF
@@ -42,7 +42,7 @@ case $mode in
     pvh)
         extract
         image=$vmlinux ;;
-    raw|gzip|lz4|zstd)
+    raw|gzip|lz4|zstd|xz)
         extract
         image=$dir/kpack-$mode$suffix.bzImage
         "$kpack" "--$mode" "$vmlinux" --relocs "$relocs" -o "$image" ;;

@@ -11,7 +11,7 @@ boot_fixture() {
 }
 
 # packed_image KPACK KIND VMLINUZ OUTDIR — print the path of OUTDIR/kpack-KIND.bzImage (KIND a
-# codec: raw, gzip, lz4, zstd), `kpack --KIND VMLINUZ` straight from the stock bzImage. One image per
+# codec: raw, gzip, lz4, zstd, xz), `kpack --KIND VMLINUZ` straight from the stock bzImage. One image per
 # codec and directory, shared by every test that asks: built under a lock and rebuilt only when
 # kpack or the stock image is newer, so a fixed packer is never masked by a stale image.
 packed_image() {

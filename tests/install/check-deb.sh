@@ -18,7 +18,7 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [[ $(field Package) == kpack ]] || fail "Package is not kpack"
 [[ $(field Architecture) == amd64 ]] || fail "Architecture is not amd64"
 # The packer links the shared zlib, zstd and xz libraries (shlibs:Depends; lz4 is linked statically
-# into the host engine too), the stub embeds the static zlib, lz4 and zstd archives: Built-Using
+# into the host engine too), the stub embeds the static zlib, lz4, zstd and xz archives: Built-Using
 # names their source packages at the versions built with.
 names() { tr ',' '\n' <<< "$1" | sed 's/^ *//; s/ .*//'; }
 depends=$(field Depends)
@@ -26,7 +26,7 @@ for lib in libc6 libstdc++6 zlib1g libzstd1 liblzma5; do
     names "$depends" | grep -qxF "$lib" || fail "Depends lacks $lib: $depends"
 done
 built_using=$(field Built-Using)
-for src in zlib lz4 libzstd; do
+for src in zlib lz4 libzstd xz-utils; do
     names "$built_using" | grep -qxF "$src" || fail "Built-Using lacks $src: $built_using"
 done
 conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles)

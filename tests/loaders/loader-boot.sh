@@ -2,7 +2,7 @@
 # loader-boot.sh KPACK_BINARY LOADER IMAGE BUILD_DIR [QEMU ARGS...] — boot one image through one
 # boot loader.
 #
-# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd
+# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd, xz
 # (packed from that same bzImage). LOADER is one of:
 #   seabios          QEMU -kernel with its default firmware (as tests/boot's boot-kpack.sh does,
 #                    but with this script's images, names and arguments; not in the matrix)
@@ -52,7 +52,7 @@ need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 # One image per codec, shared by every loader test (fixture.sh's packed_image).
 case $kind in
     stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$out") ;;
+    raw|gzip|lz4|zstd|xz) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$out") ;;
     *) echo "loader-boot: unknown image '$kind'" >&2; exit 2 ;;
 esac
 

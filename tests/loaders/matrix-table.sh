@@ -69,7 +69,7 @@ cell() {
     esac
 }
 
-images=(stock raw gzip lz4 zstd)
+images=(stock raw gzip lz4 zstd xz)
 # loader id|row label (the entry point a kpack image is entered at: checked by trapping the 16-bit
 # or the 32-bit entry of an image and seeing which loaders still boot it)
 rows=(
@@ -86,8 +86,8 @@ rows=(
     "kexec-high|kexec -l in a 6 GiB guest: image above 4 GiB (64-bit)"
 )
 
-echo "| Loader | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd |"
-echo "|---|---|---|---|---|---|"
+echo "| Loader | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd | kpack xz |"
+echo "|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do
     id=${row%%|*} label=${row#*|}
     line="| $label"

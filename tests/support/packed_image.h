@@ -27,7 +27,7 @@ inline KernelInput synthetic_input() {
 inline std::vector<uint8_t> pack_image(const KernelInput& input, Codec codec, int level = 1) {
   PackOptions options;
   options.compress = {codec, codec == Codec::kRaw ? 0 : level, 1};
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(), "out.img");
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
   REQUIRE_MESSAGE(image.ok(), image.error().message);
   return *image;
 }
