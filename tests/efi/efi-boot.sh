@@ -18,23 +18,33 @@
 #   secureboot    Secure Boot enforced (OVMF_CODE_4M.snakeoil.fd, snakeoil keys enrolled):
 #                 systemd-boot and the image both signed with the snakeoil key boot; the kernel
 #                 must report "Secure boot enabled" (stock) — a note only for kpack images
-#   secureboot.unsigned   the same disk with the image's signature removed: the firmware must
-#                 refuse it (Access Denied / Security Violation in the log, no marker)
-#   secureboot.tampered   the signed image with one byte flipped halfway into the file (past the
-#                 headers, inside the hashed range): refused the same way
+#   secureboot.unsigned   the same disk with the image's signature removed (sbattach --remove: the
+#                 Debian image is signed by Debian's key): the firmware must refuse it, i.e.
+#                 systemd-boot prints "Error loading \linux.efi: Access Denied" (or Security
+#                 Violation) and /init never runs
+#   secureboot.tampered   the snakeoil-signed image with one byte flipped halfway into the file (past
+#                 the headers; sbverify must reject it, so the byte is in the hashed range): refused
+#                 the same way
 #   grub          GRUB x86_64-efi (grub-mkstandalone) as BOOTX64.EFI from the ESP, `linux` +
-#                 `initrd`; the PASS line names the entry GRUB used (see entry_taken)
+#                 `initrd`: Debian's GRUB 2.06 runs its i386 loader there (32-bit entry, GRUB exits
+#                 boot services) unless Secure Boot is on
+#   grub-linuxefi the same with `linuxefi` + `initrdefi`: the EFI handover protocol (entry at
+#                 handover_offset + 0x200 with GRUB's boot_params); images without it fail at once
 #
-# Entry checks on a pass: with a kpack image every cell but grub requires the stub's line
+# Before booting: every cell but the GRUB ones needs a PE32+ x86-64 EFI application (MZ, PE,
+# subsystem 10), grub-linuxefi an EFI handover (XLF_EFI_HANDOVER_64, handover_offset); an image
+# without fails at once with the reason instead of hanging in the firmware. The refusal cells also
+# sign the image first, so a file the firmware could not verify at all cannot pass them by being
+# refused for the wrong reason.
+# Entry checks on a pass: with a kpack image every cell but the GRUB ones requires the stub's line
 # "kpack: efi entry" (kpack.debug is on every command line); with the stock image the kernel's own
-# "EFI stub: " lines are required (they only appear when the kernel ran its EFI stub). Refusal cells
-# first check that the image is a PE the firmware could verify at all (sbsign/sbverify accept it), so
-# a non-PE image cannot pass them by being refused for the wrong reason.
+# "EFI stub: " lines (printed only when the kernel ran its EFI stub through its PE entry). The GRUB
+# cells report the entry they saw (GRUB's i386 loader, the handover, the kpack EFI entry).
 #
 # Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh) and the checks above
 # hold (refusal cells: iff refused). Files go to BUILD_DIR/boot/efi, named after CELL and IMAGE;
 # exit 77 (skip) when a tool or firmware file is missing. KPACK_EFI_TIMEOUT overrides the boot
-# timeout (default 180 s; 60 s for refusals, which must run into it).
+# timeout (default 180 s; 60 s for refusals, which end as soon as OVMF has nothing left to boot).
 set -euo pipefail
 
 [[ $# -eq 4 ]] || { echo "usage: $0 KPACK_BINARY CELL IMAGE BUILD_DIR" >&2; exit 2; }
@@ -252,6 +262,17 @@ case $cell in
         "${boot[@]}" --no-kernel "$image" "$initrd" "${qemu_fw[@]}" "${disk[@]}" || status=$? ;;
     uki)
         need mkfs.vfat mcopy mmd objcopy; need_file "$ovmf" "$sdstub"
+        # systemd-stub 252 starts .linux itself: it copies the file flat into SizeOfImage bytes
+        # (zeroing SizeOfImage - file size after it), applies no relocations and calls
+        # base + AddressOfEntryPoint. So every section must sit at file offset == RVA and
+        # SizeOfImage must cover the file; say so up front if the image breaks either.
+        size_of_image=$((16#$(objdump -p "$image" | awk '/^SizeOfImage/ { print $2 }')))
+        (( size_of_image >= $(stat -c %s "$image") )) \
+            || echo "efi-boot: NOTE: SizeOfImage $size_of_image < file size: systemd-stub 252's flat copy will overrun" >&2
+        objdump -h "$image" | awk '$1 ~ /^[0-9]+$/ { v = $4; o = $6; sub(/^0+/, "", v); sub(/^0+/, "", o); if (v != o) print $2, v, o }' \
+            | while read -r sec vma off; do
+                echo "efi-boot: NOTE: section $sec at RVA 0x$vma but file offset 0x$off: systemd-stub 252 maps the file flat" >&2
+            done
         # Section addresses as systemd-stub's documentation gives them for objcopy-built UKIs, after
         # the stub's own image (SizeOfImage ~0x19300 in systemd 252); .initrd after .linux.
         printf 'NAME="kpack test"\nID=kpack\nPRETTY_NAME="kpack %s"\n' "$kind" > "$work/os-release"

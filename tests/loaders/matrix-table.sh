@@ -79,7 +79,7 @@ rows=(
     "ovmf|QEMU -kernel, OVMF (stock: its EFI stub; kpack: OVMF's legacy Linux loader, 32-bit)"
     "grub-linux|GRUB 2.06 BIOS \`linux\` (32-bit)"
     "grub-linux16|GRUB 2.06 BIOS \`linux16\` (16-bit)"
-    "grub-efi|GRUB 2.06 UEFI \`linux\` (stock: its EFI stub; kpack: GRUB's i386 loader, 32-bit)"
+    "grub-efi|GRUB 2.06 UEFI \`linux\` (Secure Boot off: GRUB's i386 loader for both, 32-bit)"
     "isolinux|ISOLINUX 6.04 \`LINUX\` (16-bit)"
     "kexec|kexec -l, kexec_load (64-bit, via purgatory)"
     "kexec-file|kexec -s -l, kexec_file_load (64-bit, via purgatory)"
