@@ -184,6 +184,13 @@ entry_taken() {
 check_entry() {
     if [[ $kind == stock ]]; then
         grep -aq 'EFI stub: ' "$log" || die "the stock image reached /init without an 'EFI stub: ' line; see $log"
+        # The control also shows how each path hands over the initrd: the shell only through
+        # `initrd=` (its LoadOptions), the others through LoadFile2 (OVMF -kernel and systemd-boot
+        # also put an initrd= on the command line; the kernel prefers LoadFile2).
+        local how='LINUX_EFI_INITRD_MEDIA_GUID'
+        [[ $cell != shell ]] || how='command line option'
+        grep -aq "EFI stub: Loaded initrd from $how" "$log" \
+            || die "the stock kernel did not say 'EFI stub: Loaded initrd from $how'; see $log"
     else
         grep -aq 'kpack: efi entry' "$log" || die "no 'kpack: efi entry' line: the image did not run through its EFI entry ($(entry_taken)); see $log"
     fi
