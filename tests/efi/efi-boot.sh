@@ -172,9 +172,12 @@ unsign() { # unsign IN OUT: a copy without Authenticode signatures (a no-op copy
     fi
 }
 
+# The stub's line on entering through EFI: the whole rest of its line (firmware escape sequences
+# may precede it on the same line of the log; a CR may end it).
+efi_entry_line=$'kpack: efi entry\r?$'
 # What the log says about the entry the image was started through.
 entry_taken() {
-    if grep -aq 'kpack: efi entry' "$log"; then echo "kpack EFI entry"
+    if grep -aqE "$efi_entry_line" "$log"; then echo "kpack EFI entry"
     elif grep -aq 'Booting in blind mode' "$log"; then echo "GRUB's i386 loader (32-bit entry, no EFI stub)"
     elif grep -aq 'i386/efi/linux.c:[0-9]*: kernel_mem' "$log"; then echo "the EFI handover entry (GRUB linuxefi)"
     elif grep -aq 'EFI stub: ' "$log"; then echo "the kernel's EFI stub"
@@ -192,7 +195,7 @@ check_entry() {
         grep -aq "EFI stub: Loaded initrd from $how" "$log" \
             || die "the stock kernel did not say 'EFI stub: Loaded initrd from $how'; see $log"
     else
-        grep -aq 'kpack: efi entry' "$log" || die "no 'kpack: efi entry' line: the image did not run through its EFI entry ($(entry_taken)); see $log"
+        grep -aqE "$efi_entry_line" "$log" || die "no 'kpack: efi entry' line: the image did not run through its EFI entry ($(entry_taken)); see $log"
     fi
 }
 
