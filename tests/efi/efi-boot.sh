@@ -271,11 +271,16 @@ boot_watched() {
     done
     wait "$bpid" || st=$?
     if [[ -n $crashed ]]; then
-        local rip base
+        local rip base where= soi
         rip=$(grep -aoE -m1 'RIP  - [0-9A-F]+' "$log" | awk '{ print $3 }')
         base=$(grep -aoE -m1 'ImageBase=[0-9A-F]+' "$log" | cut -d= -f2)
-        echo "efi-boot: FAIL: CPU exception caught by the firmware (QEMU ended at once); RIP $rip" \
-             "${base:+= ImageBase $base + 0x$(printf '%X' $((16#$rip - 16#$base)))}" >&2
+        # OVMF names the loaded image around RIP; only an offset inside our image's SizeOfImage is
+        # an RVA of it (under GRUB's handover the image is not one the firmware loaded).
+        soi=$(objdump -p "$image" 2>/dev/null | awk '/^SizeOfImage/ { print $2 }')
+        if [[ -n $rip && -n $base && -n $soi ]] && (( 16#$rip >= 16#$base && 16#$rip - 16#$base < 16#$soi )); then
+            where=" = ImageBase $base + RVA 0x$(printf '%X' $((16#$rip - 16#$base)))"
+        fi
+        echo "efi-boot: FAIL: CPU exception caught by the firmware (QEMU ended at once); RIP $rip$where" >&2
         st=1
     fi
     return "$st"
