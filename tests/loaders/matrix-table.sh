@@ -76,7 +76,7 @@ rows=(
     "seabios|QEMU -kernel, SeaBIOS (16-bit entry)"
     "qboot|QEMU -kernel, qboot (16-bit)"
     "microvm|QEMU microvm, acpi=off (16-bit)"
-    "ovmf|QEMU -kernel, OVMF (stock: its EFI stub; kpack: OVMF's legacy Linux loader, 32-bit)"
+    "ovmf|QEMU -kernel, OVMF (LoadImage: stock's EFI stub, kpack's PE entry)"
     "grub-linux|GRUB 2.06 BIOS \`linux\` (32-bit)"
     "grub-linux16|GRUB 2.06 BIOS \`linux16\` (16-bit)"
     "grub-efi|GRUB 2.06 UEFI \`linux\` (Secure Boot off: GRUB's i386 loader for both, 32-bit)"
