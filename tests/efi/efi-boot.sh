@@ -44,7 +44,7 @@
 # Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh) and the checks above
 # hold (refusal cells: iff refused). Files go to BUILD_DIR/boot/efi, named after CELL and IMAGE;
 # exit 77 (skip) when a tool or firmware file is missing. KPACK_EFI_TIMEOUT overrides the boot
-# timeout (default 180 s; 60 s for refusals, which end as soon as OVMF has nothing left to boot).
+# timeout (default 120 s; 60 s for refusals, which end as soon as OVMF has nothing left to boot).
 set -euo pipefail
 
 [[ $# -eq 4 ]] || { echo "usage: $0 KPACK_BINARY CELL IMAGE BUILD_DIR" >&2; exit 2; }
@@ -102,7 +102,7 @@ case $cell in
     secureboot.unsigned|secureboot.tampered) refusal=1 ;;
     *) refusal= ;;
 esac
-if [[ -n $refusal ]]; then timeout_s=${KPACK_EFI_TIMEOUT:-60}; else timeout_s=${KPACK_EFI_TIMEOUT:-180}; fi
+if [[ -n $refusal ]]; then timeout_s=${KPACK_EFI_TIMEOUT:-60}; else timeout_s=${KPACK_EFI_TIMEOUT:-120}; fi
 boot=("$boot_sh" --timeout "$timeout_s" --log "$log")
 
 # Preconditions, checked before any boot so an image that cannot take a path fails in a second
@@ -253,6 +253,8 @@ refused() {
 
 # boot_watched BOOT_SH_ARGS... — boot.sh, but a CPU exception the firmware catches ends the boot at
 # once: OVMF prints "!!!! X64 Exception ..." with the registers and then spins until the timeout.
+# So does a "kpack: error:" line (the EFI entry returns to the boot manager, which may then sit at
+# a prompt).
 # QEMU's own -pidfile names the process to end; the failure then shows the faulting RIP as an
 # offset into the image that contains it (an RVA, when that image is ours).
 boot_watched() {
@@ -261,8 +263,8 @@ boot_watched() {
     "${boot[@]}" "$@" -pidfile "$pidfile" &
     bpid=$!
     while kill -0 "$bpid" 2>/dev/null; do
-        if [[ -s $pidfile ]] && grep -aq '!!!! X64 Exception' "$log" 2>/dev/null; then
-            sleep 1   # the rest of the register dump
+        if [[ -s $pidfile ]] && grep -aqE '!!!! X64 Exception|kpack: error:' "$log" 2>/dev/null; then
+            sleep 1   # the rest of the register dump or error line
             crashed=1
             kill "$(cat "$pidfile")" 2>/dev/null || true
             break
@@ -270,7 +272,10 @@ boot_watched() {
         sleep 1
     done
     wait "$bpid" || st=$?
-    if [[ -n $crashed ]]; then
+    if [[ -n $crashed ]] && ! grep -aq '!!!! X64 Exception' "$log"; then
+        echo "efi-boot: FAIL: the stub reported an error (QEMU ended at once): $(grep -ao -m1 'kpack: error:[^[:cntrl:]]*' "$log")" >&2
+        st=1
+    elif [[ -n $crashed ]]; then
         local rip base where= soi
         rip=$(grep -aoE -m1 'RIP  - [0-9A-F]+' "$log" | awk '{ print $3 }')
         base=$(grep -aoE -m1 'ImageBase=[0-9A-F]+' "$log" | cut -d= -f2)
