@@ -15,6 +15,7 @@ cmake --build build -j2
 ctest --test-dir build --output-on-failure
 # The loader x codec matrix of that run, for the log (and the README).
 tests/loaders/matrix-table.sh build || true
+tests/efi/matrix-table.sh build || true       # and the EFI paths' (tests/efi)
 
 # Hostile inputs: sanitizers catch what the unit tests only pass through; the fuzzers run ~60 s
 # each (fuzz/README.md). Both use their own build directories.

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# matrix-table.sh BUILD_DIR — the EFI cell × image matrix as a Markdown table, from the results of
+# the last ctest run in BUILD_DIR (Testing/Temporary/LastTest.log; run `ctest -L efi` first).
+# A cell is "pass (N s)" (the whole test: the first test of a codec also packs its image),
+# "**FAIL**", "skip" (tool or firmware missing here) or "—" (not registered or not run: the CI set
+# has every cell for stock and lz4 only; -DKPACK_EFI_FULL_MATRIX=ON registers the rest).
+set -euo pipefail
+
+[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+log=$1/Testing/Temporary/LastTest.log
+[[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L efi in $1 first" >&2; exit 1; }
+
+declare -A status
+while read -r name st secs; do
+    [[ -n $name ]] && status[$name]="$st $secs"
+done < <(awk '
+    /^[0-9]+\/[0-9]+ Testing: / { name = $3 }
+    /^Test time = /             { time = $4 }
+    /^Test Passed\./            { print name, "pass", time }
+    /^Test Failed\./            { print name, "fail", time }
+    /^Test Skipped/             { print name, "skip", time }
+    /^Test Not Run/             { print name, "skip", time }
+' "$log")
+
+cell() {
+    local r=${status[$1]:-}
+    case ${r%% *} in
+        pass) printf 'pass (%.0f s)' "${r#* }" ;;
+        fail) printf '**FAIL**' ;;
+        skip) printf 'skip' ;;
+        *)    printf '—' ;;
+    esac
+}
+
+rows=(
+    "kernel|OVMF, QEMU -kernel (LoadImage; kpack: \`kpack: efi entry\` required)"
+    "shell|OVMF UEFI shell, startup.nsh, \`initrd=\` on the command line"
+    "systemd-boot|systemd-boot 252, BLS entry, initrd via LoadFile2"
+    "uki|UKI (systemd-stub 252 + .linux/.initrd/.cmdline) as BOOTX64.EFI"
+    "secureboot|Secure Boot (snakeoil), signed systemd-boot + signed image"
+    "secureboot.unsigned|Secure Boot: unsigned image refused"
+    "secureboot.tampered|Secure Boot: signed image, one payload byte flipped, refused"
+    "grub|GRUB 2.06 x86_64-efi \`linux\` (Secure Boot off: GRUB's i386 loader)"
+    "grub-linuxefi|GRUB 2.06 x86_64-efi \`linuxefi\` (EFI handover)"
+)
+echo "| EFI path | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd |"
+echo "|---|---|---|---|---|---|"
+for row in "${rows[@]}"; do
+    id=${row%%|*} line="| ${row#*|}"
+    for img in stock raw gzip lz4 zstd; do line+=" | $(cell "efi.$id.$img")"; done
+    echo "$line |"
+done
