@@ -85,7 +85,7 @@ fi
 
 case $kind in
     stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$boot_dir/loaders") ;;
+    raw|gzip|lz4|zstd|xz) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$boot_dir/loaders") ;;
     *) echo "efi-boot: unknown image '$kind'" >&2; exit 2 ;;
 esac
 
