@@ -2,7 +2,7 @@
 # efi-boot.sh KPACK_BINARY CELL IMAGE BUILD_DIR — boot one image through one UEFI path under OVMF.
 #
 # IMAGE is stock (the Debian 6.1 cloud bzImage, itself a signed PE/EFI application: the control) or
-# a kpack codec: raw, gzip, lz4, zstd (packed from that same bzImage by fixture.sh's packed_image,
+# a kpack codec: raw, gzip, lz4, zstd, xz (packed from that same bzImage by fixture.sh's packed_image,
 # shared with tests/loaders). CELL is one of:
 #   kernel        QEMU -kernel/-initrd/-append with OVMF: OVMF starts a PE image through
 #                 LoadImage/StartImage (a non-PE one goes to its legacy Linux loader instead, which
@@ -64,24 +64,6 @@ skip() { echo "efi-boot: SKIP: $*" >&2; exit 77; }
 die() { echo "efi-boot: FAIL: $*" >&2; exit 1; }
 need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"; done; }
 need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
-
-# fixture.sh provides packed_image on branches that have it; the same cache otherwise (same files,
-# same lock, so tests/loaders and this suite share one image per codec).
-if ! declare -F packed_image >/dev/null; then
-    packed_image() {
-        local kpack=$1 kind=$2 src=$3 dir=$4
-        local img=$dir/kpack-$kind.bzImage
-        mkdir -p "$dir"
-        (
-            flock 9
-            if [[ ! ( -s $img && $img -nt $kpack && $img -nt $src ) ]]; then
-                "$kpack" "--$kind" "$src" -o "$img.tmp" >&2
-                mv "$img.tmp" "$img"
-            fi
-        ) 9> "$dir/kpack-$kind.lock"
-        echo "$img"
-    }
-fi
 
 case $kind in
     stock) image=$vmlinuz ;;
