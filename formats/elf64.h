@@ -99,6 +99,7 @@ inline constexpr uint32_t kShtNote = 7;
 inline constexpr uint32_t kShtNobits = 8;
 inline constexpr uint32_t kShtSymtabShndx = 18;
 inline constexpr uint64_t kShfAlloc = 2;
+inline constexpr uint64_t kShfExecInstr = 4;
 inline constexpr uint16_t kShnUndef = 0;
 inline constexpr uint16_t kShnAbs = 0xFFF1;
 inline constexpr uint16_t kShnCommon = 0xFFF2;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "formats/elf64.h"
 #include "fuzz_check.h"
 #include "kernel_headers.h"
 #include "layout.h"
@@ -58,6 +59,16 @@ void check_layout(const KernelInput& input, const PayloadElf& out, bool mirrored
     at = r.end;
   }
   FUZZ_CHECK(at == out.bytes.size());
+  // Each code range is a region starting a read-only executable segment, inside it.
+  for (Range c : out.code) {
+    bool region = false, segment = false;
+    for (Range r : out.regions) region |= r.begin == c.begin && r.end == c.end;
+    for (uint32_t i = 0; i < again.segment_count; ++i) {
+      const LoadSegment& s = again.segments[i];
+      segment |= s.offset == c.begin && c.end <= s.offset + s.filesz && (s.flags & elf::kPfX) && !(s.flags & elf::kPfW);
+    }
+    FUZZ_CHECK(region && segment);
+  }
 }
 
 }  // namespace

@@ -72,6 +72,20 @@ void elf_seeds() {
   reinterpret_cast<elf::Ehdr*>(elf.data())->entry = 0x1000010;
   write_seed("fuzz_elf", "reversed.elf", elf);
   write_seed("fuzz_elf", "one-segment.elf", kpack::test::make_kernel_elf({{0x200000, 0x300, 0x300}}, 4));
+  // Section headers: code sections starting the text segment (layout_compact splits it there).
+  Bytes sectioned = kpack::test::make_kernel_elf(spread_segments(), 5);
+  std::vector<elf::Shdr> sections(4);
+  const uint64_t ax = elf::kShfAlloc | elf::kShfExecInstr;
+  sections[1] = {0, 1, ax, 0, 0x1000, 0x800, 0, 0, 16, 0};
+  sections[2] = {0, 1, ax, 0, 0x1810, 0x100, 0, 0, 16, 0};
+  sections[3] = {0, 1, elf::kShfAlloc, 0, 0x1910, 0x100, 0, 0, 16, 0};
+  auto* header = reinterpret_cast<elf::Ehdr*>(sectioned.data());
+  header->shoff = sectioned.size();
+  header->shentsize = sizeof(elf::Shdr);
+  header->shnum = static_cast<uint16_t>(sections.size());
+  const auto* table = reinterpret_cast<const uint8_t*>(sections.data());
+  sectioned.insert(sectioned.end(), table, table + sections.size() * sizeof(elf::Shdr));
+  write_seed("fuzz_elf", "sections.elf", sectioned);
 }
 
 void bzimage_seeds() {

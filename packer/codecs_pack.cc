@@ -143,26 +143,22 @@ Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region,
   return Ok{};
 }
 
-// One .xz stream (xz decodes the payload), CRC32 checked as in stock images: LZMA2, behind the x86
-// BCJ filter for code (it turns call and jump targets absolute, so repeated calls match) or the
-// delta filter for word arrays. Measured on Debian's 6.1 generic kernel (README, "xz"): lc=4 and
-// nice_len=273 (level 9) shrink it by 23 KB; delta over the relocation table's 32-bit words with
-// lc=0 lp=2 pb=2 by 72 KB.
+// One .xz stream (xz decodes the payload), CRC32 checked as in stock images: LZMA2, behind a
+// filter that suits the region's content (see Content).
 Status append_xz(const CompressOptions& options, int level, std::span<const uint8_t> region,
                  std::vector<uint8_t>& out, const std::string& name) {
   lzma_options_lzma lzma{};
   if (lzma_lzma_preset(&lzma, static_cast<uint32_t>(level))) return error_in(name, "xz: bad preset");
   lzma.dict_size = static_cast<uint32_t>(options.xz_dictionary ? options.xz_dictionary
                                                                : xz_dictionary_for(level, region.size()));
+  if (level == 9) lzma.nice_len = 273;  // 17 KB smaller than the preset's 64
   lzma.lc = 4;
-  if (level == 9) lzma.nice_len = 273;
-  lzma_options_delta delta{LZMA_DELTA_TYPE_BYTE, options.word_size};
-  lzma_filter filters[3] = {{LZMA_FILTER_X86, nullptr}, {LZMA_FILTER_LZMA2, &lzma}, {LZMA_VLI_UNKNOWN, nullptr}};
-  if (options.word_size) {
-    filters[0] = {LZMA_FILTER_DELTA, &delta};
-    lzma.lc = 0, lzma.lp = 2, lzma.pb = 2;  // literals and matches aligned to the words
-  }
-  const lzma_filter* chain = options.executable || options.word_size ? filters : filters + 1;
+  if (options.content == Content::kData || options.content == Content::kTable) lzma.lc = 0, lzma.lp = 2, lzma.pb = 2;
+  lzma_options_delta delta{LZMA_DELTA_TYPE_BYTE, 4};
+  lzma_filter filters[3] = {{LZMA_VLI_UNKNOWN, nullptr}, {LZMA_FILTER_LZMA2, &lzma}, {LZMA_VLI_UNKNOWN, nullptr}};
+  if (options.content == Content::kCode) filters[0] = {LZMA_FILTER_X86, nullptr};
+  if (options.content == Content::kTable) filters[0] = {LZMA_FILTER_DELTA, &delta};
+  const lzma_filter* chain = filters[0].id == LZMA_VLI_UNKNOWN ? filters + 1 : filters;
   const size_t start = out.size();
   out.resize(start + lzma_stream_buffer_bound(region.size()));
   size_t pos = start;

@@ -9,6 +9,7 @@
 
 #include "formats/elf64.h"
 
+
 namespace kpack {
 
 Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces,
@@ -30,7 +31,7 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
     for (size_t i; (i = next++) < pieces.size();) {
       try {
         CompressOptions piece_options = options;
-        piece_options.executable = pieces[i].executable;
+        piece_options.content = pieces[i].content;
         Status status = write_frame(piece_options, pieces[i].bytes, frames[i], name);
         if (!status) errors[i] = status.error();
       } catch (const std::bad_alloc&) {
@@ -69,15 +70,15 @@ Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, 
                          std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress) {
   std::vector<FramePiece> pieces;
   for (Range region : elf.regions) {
-    bool executable = false;
+    Content content = Content::kBytes;
+    if (std::any_of(elf.code.begin(), elf.code.end(), [&](Range c) { return c.begin == region.begin && c.end == region.end; }))
+      content = Content::kCode;
     for (uint32_t i = 0; i < elf.kernel.segment_count; ++i) {
       const LoadSegment& s = elf.kernel.segments[i];
-      // Writable code segments (the kernel's init sections, code and data mixed) came out 2.4 KB
-      // smaller without BCJ on Debian's 6.1 kernel.
-      if (s.offset == region.begin && s.filesz == region.size())
-        executable = (s.flags & elf::kPfX) && !(s.flags & elf::kPfW);
+      if (s.offset == region.begin && s.filesz == region.size() && (s.flags & elf::kPfW) && !(s.flags & elf::kPfX))
+        content = Content::kData;
     }
-    pieces.push_back({std::span(elf.bytes).subspan(region.begin, region.size()), executable});
+    pieces.push_back({std::span(elf.bytes).subspan(region.begin, region.size()), content});
   }
   return append_frames(with_dictionary(options, elf, table_size), pieces, out, name, progress);
 }
@@ -85,7 +86,7 @@ Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, 
 CompressOptions table_frame_options(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size) {
   CompressOptions table = with_dictionary(options, elf, table_size);
   table.fast_decode = true;
-  table.word_size = 4;  // the table's entries are 32-bit words
+  table.content = Content::kTable;
   return table;
 }
 

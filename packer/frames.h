@@ -13,10 +13,10 @@
 
 namespace kpack {
 
-// One piece of the payload; `executable` (code: see append_elf_frames) selects xz's x86 BCJ filter.
+// One piece of the payload and what it holds (see append_elf_frames).
 struct FramePiece {
   std::span<const uint8_t> bytes;
-  bool executable = false;
+  Content content = Content::kBytes;
 };
 
 // Called as frames finish, with the input bytes done so far and in all.
@@ -31,8 +31,8 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
                      std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress,
                      const FrameWriter& write_frame = append_frame);
 
-// The frames of a compact ELF (layout_compact), one per region: xz puts code (PF_X segments
-// without PF_W) through BCJ and gives every frame the same dictionary, at most what the largest region (or the
+// The frames of a compact ELF (layout_compact), one per region: its code regions are Content::kCode,
+// whole writable segments without PF_X kData; xz and gives every frame the same dictionary, at most what the largest region (or the
 // relocation table of `table_size` bytes that will follow) can use.
 Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, uint64_t table_size,
                          std::vector<uint8_t>& out, const std::string& name, const FrameProgress& progress);

@@ -73,6 +73,31 @@ uint64_t without_trailing_zeros(const KernelInput& input, const LoadSegment& s) 
   return size;
 }
 
+// The bytes of machine code a read-only executable segment starts with: the run of SHF_EXECINSTR
+// sections from its first byte, padding between them included (a kernel's .text, before its
+// read-only data); the whole segment without section headers. Measured on Debian's 6.1 kernel
+// with xz: BCJ over the code alone saves 13 KB against the whole text segment; the writable
+// segment (init code and data mixed, 0.5 MB of code) comes out smallest without BCJ at all.
+uint64_t leading_code(const KernelInput& input, const LoadSegment& s) {
+  if (!(s.flags & elf::kPfX) || (s.flags & elf::kPfW)) return 0;
+  const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(input.elf.data());
+  uint64_t count = ehdr.shnum, entry = ehdr.shentsize, table = ehdr.shoff, size = input.elf.size();
+  if (table == 0 || count == 0 || entry < sizeof(elf::Shdr) || table > size || count > (size - table) / entry)
+    return s.filesz;
+  // Sections in file order, as linkers write them: one pass.
+  uint64_t end = s.offset, segment_end = s.offset + s.filesz;
+  for (uint64_t i = 0; i < count; ++i) {
+    elf::Shdr sh;
+    std::memcpy(&sh, input.elf.data() + table + i * entry, sizeof(sh));
+    if (sh.type == elf::kShtNobits || !(sh.flags & elf::kShfExecInstr) || sh.size == 0) continue;
+    // The first code section starts the segment; each next one follows the last, after at most
+    // the padding its alignment asks for.
+    bool next = end == s.offset ? sh.offset == s.offset : sh.offset >= end && sh.offset - end < 4096;
+    if (next && sh.offset < segment_end && sh.size <= segment_end - sh.offset) end = sh.offset + sh.size;
+  }
+  return end - s.offset;
+}
+
 uint64_t headers_size(const KernelInput& input) {
   const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(input.elf.data());
   return sizeof(elf::Ehdr) + uint64_t{ehdr.phnum} * sizeof(elf::Phdr);
@@ -83,6 +108,7 @@ uint64_t headers_size(const KernelInput& input) {
 PayloadElf layout_compact(const KernelInput& input) {
   const KernelHeaders& k = input.kernel;
   std::vector<Placement> placements;
+  std::vector<uint64_t> code;  // per placement
   uint64_t at = headers_size(input);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
@@ -90,15 +116,23 @@ PayloadElf layout_compact(const KernelInput& input) {
     uint64_t offset = align_up(at, 4096) + (s.vaddr & 0xFFF);
     uint64_t kept = without_trailing_zeros(input, s);
     placements.push_back({s.paddr, s.offset, offset, s.filesz, kept});
+    code.push_back(std::min(leading_code(input, s), kept));
     at = offset + kept;
   }
   PayloadElf out = rewrite(input, placements, at);
-  // One region per frame: the headers, then each gap and each segment.
+  // One region per frame: the headers, then each gap and each segment (its code, then the rest).
   uint64_t cursor = 0;
   for (uint32_t i = 0; i < out.kernel.segment_count; ++i) {
     const LoadSegment& s = out.kernel.segments[i];
     if (s.offset > cursor) out.regions.push_back(Range{cursor, s.offset});
-    if (s.filesz) out.regions.push_back(Range{s.offset, s.offset + s.filesz});
+    uint64_t code_size = 0;
+    for (size_t j = 0; j < placements.size(); ++j)
+      if (placements[j].paddr == s.paddr) code_size = std::min(code[j], s.filesz);
+    if (code_size) {
+      out.regions.push_back(Range{s.offset, s.offset + code_size});
+      out.code.push_back(out.regions.back());
+    }
+    if (s.filesz > code_size) out.regions.push_back(Range{s.offset + code_size, s.offset + s.filesz});
     cursor = s.offset + s.filesz;
   }
   return out;

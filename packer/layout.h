@@ -15,11 +15,14 @@ namespace kpack {
 struct PayloadElf {
   std::vector<uint8_t> bytes;
   std::vector<Range> regions;  // file ranges in order, covering [0, bytes.size())
-  KernelHeaders kernel;          // the program headers as rewritten
+  std::vector<Range> code;     // the regions that hold machine code (xz filters them with BCJ)
+  KernelHeaders kernel;        // the program headers as rewritten
 };
 
 // Segments packed one after another (page-aligned offsets), trailing zero bytes turned into bss
-// (p_filesz shrinks, p_memsz stays); section headers are dropped.
+// (p_filesz shrinks, p_memsz stays); section headers are dropped. A read-only executable segment
+// that starts with machine code (the run of SHF_EXECINSTR sections at its start: .text) is two
+// regions, the code and the rest; without section headers, it is all code.
 PayloadElf layout_compact(const KernelInput& input);
 
 // The lowest segment at file offset `first_offset`, every other one at the same distance from it as

@@ -42,8 +42,8 @@ Result<StubLayout> read_stub_layout(std::span<const uint8_t> stub, const std::st
 
 Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const std::string& name) {
   const uint64_t pm_file = in.setup_size;
-  if (pm_file < kPeHeadersSize || pm_file % kPeSectionAlignment || in.payload_offset % kPeSectionAlignment ||
-      in.payload_offset < in.stub.data_start || image.size() < pm_file + align_up(in.image_size, kPeFileAlignment))
+  if (pm_file < kPeHeadersSize || pm_file % kPeSectionAlignment || in.payload_offset < in.stub.data_start ||
+      in.image_size < in.payload_offset || image.size() < pm_file + align_up(in.image_size, kPeFileAlignment))
     return error_in(name, "internal error: image not laid out for PE sections");
 
   // Every section's RVA is its file offset (the protected-mode part starts on a page), as in
@@ -51,7 +51,10 @@ Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const st
   // the file flat (systemd-stub 252) both run the position-independent stub as it lies in the file.
   const uint64_t setup_rva = kPeHeadersSize;
   const uint64_t pm_rva = pm_file;
-  const uint64_t payload_size = in.image_size - in.payload_offset;
+  // The writable section runs from the stub's data to the page after the record and kernel_info
+  // (the stub's bss shares a page with them and, for compressed images, with the payload's first
+  // bytes); the payload's remaining pages are read-only.
+  const uint64_t payload_page = std::min(align_up(in.payload_offset, kPeSectionAlignment), align_up(in.image_size, kPeFileAlignment));
   std::vector<pe::SectionHeader> sections;
   using namespace pe;
   if (pm_file > kPeHeadersSize)  // the 16-bit setup: never run under EFI, but covered by the signature
@@ -62,12 +65,13 @@ Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const st
   sections.push_back(section(".rodata", pm_rva + in.stub.rodata_start, in.stub.data_start - in.stub.rodata_start,
                              pm_file + in.stub.rodata_start, in.stub.data_start - in.stub.rodata_start,
                              kSectionInitializedData | kSectionRead));
-  // Data, bss, stack and page tables, then the record and kernel_info: all written at run time.
-  sections.push_back(section(".data", pm_rva + in.stub.data_start, in.payload_offset - in.stub.data_start,
-                             pm_file + in.stub.data_start, in.payload_offset - in.stub.data_start,
+  sections.push_back(section(".data", pm_rva + in.stub.data_start, payload_page - in.stub.data_start,
+                             pm_file + in.stub.data_start, payload_page - in.stub.data_start,
                              kSectionInitializedData | kSectionRead | kSectionWrite));
-  sections.push_back(section(".payload", pm_rva + in.payload_offset, payload_size, pm_file + in.payload_offset,
-                             align_up(payload_size, kPeFileAlignment), kSectionInitializedData | kSectionRead));
+  if (in.image_size > payload_page)
+    sections.push_back(section(".payload", pm_rva + payload_page, in.image_size - payload_page, pm_file + payload_page,
+                               align_up(in.image_size - payload_page, kPeFileAlignment),
+                               kSectionInitializedData | kSectionRead));
   uint64_t end_rva = align_up(pm_rva + in.image_size, kPeSectionAlignment);
   if (in.sbat_size) {
     sections.push_back(section(".sbat", end_rva, in.sbat_size, in.sbat_offset, align_up(in.sbat_size, kPeFileAlignment),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # demo.sh [CODEC] — the quick start: install what is missing, build kpack, fetch a real Debian
-# cloud kernel, pack it (default codec unless CODEC is given: raw, gzip, lz4, zstd), boot it under
+# cloud kernel, pack it (default codec unless CODEC is given: raw, gzip, lz4, zstd, xz), boot it under
 # QEMU and show what the stub and the kernel printed.
 set -euo pipefail
 

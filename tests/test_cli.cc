@@ -33,6 +33,11 @@ TEST_CASE("the pack command line") {
   cl = parse({"--sbat", "sbat.csv", "in", "-o", "out"});
   REQUIRE(cl.ok());
   CHECK(cl->sbat_input == "sbat.csv");
+
+  cl = parse({"--xz", "in", "-o", "out"});
+  REQUIRE(cl.ok());
+  CHECK(cl->pack.compress.codec == Codec::kXz);
+  CHECK(cl->pack.compress.level == 9);
 }
 
 TEST_CASE("extract, info, help and version") {
@@ -65,6 +70,7 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"--bogus", "a", "-o", "x"}) == "kpack: unknown option '--bogus' (see kpack --help)");
   CHECK(error({"a", "-o"}) == "kpack: -o needs a value");
   CHECK(error({"--gzip", "--level", "10", "a", "-o", "x"}) == "kpack: --level 10 is out of range for gzip (1-9)");
+  CHECK(error({"--xz", "--level", "0", "a", "-o", "x"}) == "kpack: --level 0 is out of range for xz (1-9)");
   CHECK(error({"--level", "ten", "a", "-o", "x"}) == "kpack: --level takes a number, not 'ten'");
   CHECK(error({"--kernel-address", "0x300000", "a", "-o", "x"}) ==
         "kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB");

@@ -193,7 +193,7 @@ TEST_CASE("xz frame: one .xz stream, CRC32, one block of LZMA2 behind x86 BCJ fo
   for (bool executable : {false, true}) {
     CAPTURE(executable);
     CompressOptions options{Codec::kXz, 6, 1};
-    options.executable = executable;
+    options.content = executable ? Content::kCode : Content::kBytes;
     options.xz_dictionary = 1 << 20;
     std::vector<uint8_t> out;
     REQUIRE(append_frame(options, data, out, "out.img").ok());
@@ -232,7 +232,7 @@ TEST_CASE("xz frame: one .xz stream, CRC32, one block of LZMA2 behind x86 BCJ fo
 TEST_CASE("xz frame of a word array: delta over the words, then LZMA2 aligned to them") {
   const auto data = sample(100000, 16);
   CompressOptions options{Codec::kXz, 9, 1};
-  options.word_size = 4;
+  options.content = Content::kTable;
   std::vector<uint8_t> out;
   REQUIRE(append_frame(options, data, out, "out.img").ok());
   lzma_filter filters[LZMA_FILTERS_MAX + 1];

@@ -216,6 +216,67 @@ TEST_CASE("xz: the work area holds the dictionary the first stream's headers ask
   CHECK(std::string(no_check.status.message) == "xz stream has no check");
 }
 
+TEST_CASE("xz: a read-only segment that starts with code is two frames, decoded into place one after the other") {
+  std::vector<uint8_t> elf = test::make_kernel_elf(test::typical_segments());
+  // Section headers: .text and a second code section after 0x20 bytes of padding at the start of
+  // the R-X segment (file offset 0x1000), then read-only data; code in the RWX segment (0x37000)
+  // does not count, nor does code that does not start a segment.
+  auto section = [](uint64_t offset, uint64_t size, uint64_t flags) {
+    elf::Shdr sh{};
+    sh.type = 1;  // PROGBITS
+    sh.offset = offset, sh.size = size, sh.flags = flags;
+    return sh;
+  };
+  const uint64_t ax = elf::kShfAlloc | elf::kShfExecInstr;
+  std::vector<elf::Shdr> sections = {elf::Shdr{}, section(0x1000, 0x10000, ax), section(0x11020, 0x3000, ax),
+                                     section(0x14020, 0x5000, elf::kShfAlloc), section(0x1A000, 0x100, ax),
+                                     section(0x37000, 0x1000, ax)};
+  auto* ehdr = reinterpret_cast<elf::Ehdr*>(elf.data());
+  ehdr->shoff = elf.size();
+  ehdr->shentsize = sizeof(elf::Shdr);
+  ehdr->shnum = static_cast<uint16_t>(sections.size());
+  const auto* table = reinterpret_cast<const uint8_t*>(sections.data());
+  elf.insert(elf.end(), table, table + sections.size() * sizeof(elf::Shdr));
+  KernelInput input = input_from(elf);
+
+  PayloadElf compact = layout_compact(input);
+  const LoadSegment& text = compact.kernel.segments[0];
+  REQUIRE(compact.code.size() == 1);
+  CHECK(compact.code[0].begin == text.offset);
+  CHECK(compact.code[0].size() == 0x13020);
+  size_t split = 0;
+  for (size_t i = 0; i + 1 < compact.regions.size(); ++i)
+    if (compact.regions[i].begin == text.offset) split = i;
+  CHECK(compact.regions[split].end == text.offset + 0x13020);
+  CHECK(compact.regions[split + 1].begin == text.offset + 0x13020);
+  CHECK(compact.regions[split + 1].end == text.offset + text.filesz);
+
+  Run run = unpack(Codec::kXz, compressed_payload(input, Codec::kXz));
+  check_kernel(run, input);
+  CHECK(run.result.decoded == 0x23000 + 0x9000 + 0x2000 + 0x6000);
+
+  // Without section headers the whole read-only executable segment is code, the RWX one is not.
+  PayloadElf plain = layout_compact(input_from(test::make_kernel_elf(test::typical_segments())));
+  REQUIRE(plain.code.size() == 1);
+  CHECK(plain.code[0].begin == plain.kernel.segments[0].offset);
+  CHECK(plain.code[0].size() == plain.kernel.segments[0].filesz);
+}
+
+TEST_CASE("a segment's frames must fill it: an empty frame inside a segment is refused") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  PayloadElf elf = layout_compact(input);
+  std::vector<uint8_t> payload;
+  CompressOptions options{Codec::kZstd, 3, 1};
+  for (size_t i = 0; i < elf.regions.size(); ++i) {
+    Range r = elf.regions[i];
+    if (r.begin == elf.kernel.segments[0].offset) REQUIRE(append_frame(options, {}, payload, "test").ok());
+    REQUIRE(append_frame(options, std::span(elf.bytes.data() + r.begin, r.size()), payload, "test").ok());
+  }
+  Run run = unpack(Codec::kZstd, payload);
+  REQUIRE_FALSE(run.status.ok());
+  CHECK(std::string(run.status.message) == "empty payload frame inside a segment");
+}
+
 TEST_CASE("no room for the kernel is an error, not a wild write") {
   KernelInput input = input_from(test::make_kernel_elf({{0x1000000, 0x1000, 0x7F00000}}));
   Run run = unpack(Codec::kZstd, compressed_payload(input, Codec::kZstd));

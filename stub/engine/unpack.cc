@@ -112,10 +112,15 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
     if (s.filesz) {
       uint8_t* dst = memory.writable(destination_of(r, s), s.filesz);
       if (!dst) return fail("segment destination is not writable", destination_of(r, s), s.filesz);
-      KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, dst, s.filesz, true, &consumed,
-                               &produced));
-      cursor += consumed;
-      r.decoded += produced;
+      // One frame, or several one after another (xz: the code the segment starts with, then the
+      // rest), each decoded straight to its place, the rest of the segment its output limit.
+      for (uint64_t done = 0; done < s.filesz; done += produced) {
+        KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, dst + done, s.filesz - done, false,
+                                 &consumed, &produced));
+        if (produced == 0) return fail("empty payload frame inside a segment", destination_of(r, s) + done);
+        cursor += consumed;
+        r.decoded += produced;
+      }
     }
     file_at = s.offset + s.filesz;
     trace.phase("segment", s.filesz);
