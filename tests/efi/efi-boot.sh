@@ -39,7 +39,8 @@
 # Entry checks on a pass: with a kpack image every cell but the GRUB ones requires the stub's line
 # "kpack: efi entry" (kpack.debug is on every command line); with the stock image the kernel's own
 # "EFI stub: " lines (printed only when the kernel ran its EFI stub through its PE entry). The GRUB
-# cells report the entry they saw (GRUB's i386 loader, the handover, the kpack EFI entry).
+# cells report the entry they saw (GRUB's i386 loader, the handover, the kpack EFI entry); for kpack
+# images grub-linuxefi also wants "kpack: efi entry" (the handover runs the same EFI code).
 #
 # Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh) and the checks above
 # hold (refusal cells: iff refused). Files go to BUILD_DIR/boot/efi, named after CELL and IMAGE;
@@ -159,9 +160,12 @@ unsign() { # unsign IN OUT: a copy without Authenticode signatures (a no-op copy
 efi_entry_line=$'kpack: efi entry\r?$'
 # What the log says about the entry the image was started through.
 entry_taken() {
-    if grep -aqE "$efi_entry_line" "$log"; then echo "kpack EFI entry"
+    local handover=
+    grep -aq 'i386/efi/linux.c:[0-9]*: kernel_mem' "$log" && handover=1
+    if [[ -n $handover ]] && grep -aqE "$efi_entry_line" "$log"; then echo "the EFI handover entry (GRUB linuxefi) into kpack's EFI code"
+    elif [[ -n $handover ]]; then echo "the EFI handover entry (GRUB linuxefi)"
+    elif grep -aqE "$efi_entry_line" "$log"; then echo "kpack EFI entry"
     elif grep -aq 'Booting in blind mode' "$log"; then echo "GRUB's i386 loader (32-bit entry, no EFI stub)"
-    elif grep -aq 'i386/efi/linux.c:[0-9]*: kernel_mem' "$log"; then echo "the EFI handover entry (GRUB linuxefi)"
     elif grep -aq 'EFI stub: ' "$log"; then echo "the kernel's EFI stub"
     elif grep -aq '^kpack: ' "$log"; then echo "kpack stub, not through its EFI entry"
     else echo "unknown (no EFI stub or kpack line)"; fi
@@ -383,6 +387,10 @@ esac
 [[ $status -eq 0 ]] || exit "$status"
 if [[ -z $refusal ]]; then
     if [[ $cell == grub* ]]; then
+        # The handover runs kpack's EFI code too (same line); GRUB's i386 loader does not.
+        if [[ $cell == grub-linuxefi && $kind != stock ]] && ! grep -aqE "$efi_entry_line" "$log"; then
+            die "GRUB's linuxefi booted the image without its 'kpack: efi entry' line ($(entry_taken)); see $log"
+        fi
         echo "efi-boot: GRUB $cmd started the image through: $(entry_taken)"
     else
         check_entry
