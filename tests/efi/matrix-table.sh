@@ -43,10 +43,10 @@ rows=(
     "grub|GRUB 2.06 x86_64-efi \`linux\` (Secure Boot off: GRUB's i386 loader)"
     "grub-linuxefi|GRUB 2.06 x86_64-efi \`linuxefi\` (EFI handover)"
 )
-echo "| EFI path | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd |"
-echo "|---|---|---|---|---|---|"
+echo "| EFI path | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd | kpack xz |"
+echo "|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do
     id=${row%%|*} line="| ${row#*|}"
-    for img in stock raw gzip lz4 zstd; do line+=" | $(cell "efi.$id.$img")"; done
+    for img in stock raw gzip lz4 zstd xz; do line+=" | $(cell "efi.$id.$img")"; done
     echo "$line |"
 done
