@@ -6,9 +6,12 @@
 #include "bytes.h"
 #include "formats/kpack_image.h"
 #include "formats/pe.h"
+#include "file_io.h"
 #include "image_writer.h"
+#include "kernel_input.h"
 #include "packed_image.h"
 #include "pe_image.h"
+#include "real_kernel.h"
 
 using namespace kpack;
 
@@ -158,4 +161,26 @@ TEST_CASE("read_pe_view: no PE header is no view; a truncated one is a one-line 
   Result<std::optional<PeView>> cut = read_pe_view(image, "cut.img");
   REQUIRE(!cut.ok());
   CHECK(cut.error().message == "cut.img: PE header: optional header truncated");
+}
+
+TEST_CASE("[real kernel] a signed stock bzImage: the signature is seen, and the packed image is unsigned") {
+  const std::string path = test::real_kernel_path();
+  Result<std::vector<uint8_t>> file = read_file(path);
+  REQUIRE(file.ok());
+  Result<std::optional<PeView>> stock = read_pe_view(*file, path);
+  REQUIRE(stock.ok());
+  REQUIRE(stock->has_value());
+  CHECK((*stock)->signature_size != 0);  // Debian signs its kernels
+
+  Result<KernelInput> input = load_kernel(path, "");
+  REQUIRE_MESSAGE(input.ok(), (input.ok() ? "" : input.error().message));
+  CHECK(input->was_signed);  // what makes `kpack` print its note
+  PackOptions options;
+  options.compress = {Codec::kLz4, 1, 1};
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(Codec::kLz4), "out.img");
+  REQUIRE(image.ok());
+  Result<std::optional<PeView>> packed = read_pe_view(*image, "out.img");
+  REQUIRE(packed.ok());
+  CHECK((*packed)->signature_size == 0);
+  CHECK((*packed)->signature_offset == 0);
 }
