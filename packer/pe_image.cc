@@ -6,13 +6,12 @@
 #include "byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/pe.h"
+#include "range.h"
 
 namespace kpack {
 namespace {
 
 constexpr uint32_t kNtHeadersOffset = 0x40;
-
-uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 pe::SectionHeader section(const char* name, uint64_t rva, uint64_t virtual_size, uint64_t raw_offset,
                           uint64_t raw_size, uint32_t characteristics) {
