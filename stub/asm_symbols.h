@@ -7,6 +7,7 @@
 
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
+#include "paging.h"
 
 #define KPACK_ASM_SYMBOL __attribute__((visibility("hidden")))
 
@@ -28,9 +29,8 @@ const kpack::StubInfo* checked_stub_record(uint8_t* image_base) KPACK_ASM_SYMBOL
 
 // Before relocation (paging.cc): the stub's identity map; returns CR3, or 0 when the windows above
 // 4 GiB do not fit.
-struct PageTables;
-extern PageTables stub_page_tables KPACK_ASM_SYMBOL;
-uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
+extern kpack::PageTables stub_page_tables KPACK_ASM_SYMBOL;
+uint64_t build_identity_map(kpack::PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) KPACK_ASM_SYMBOL;
 
 // stack_protector.cc: the block %fs points at (canary at %fs:0x28).

@@ -18,20 +18,22 @@ startup_32:
 
 	leal	(boot_stack_top - 1b)(%ebp), %esp
 
-	// Identity map 0..4 GiB with 2 MiB pages: PML4[0] -> PDPT[0..3] -> four page directories.
-	leal	(boot32_page_tables - 1b)(%ebp), %edi
-	leal	0x1003(%edi), %eax
+	// Identity map 0..4 GiB with 2 MiB pages: PML4[0] -> PDPT[0..3] -> four page directories,
+	// built in the first pages of the 64-bit entry's own tables (PageTables in paging.h), which
+	// build_identity_map then completes without ever unmapping what is live.
+	leal	(stub_page_tables - 1b)(%ebp), %edi
+	leal	(PT_PDPT + 3)(%edi), %eax
 	movl	%eax, (%edi)
-	leal	0x2003(%edi), %eax
-	leal	0x1000(%edi), %ebx
-	movl	$4, %ecx
+	leal	(PT_PD + 3)(%edi), %eax
+	leal	PT_PDPT(%edi), %ebx
+	movl	$PT_LOW_GIBS, %ecx
 2:	movl	%eax, (%ebx)
 	addl	$0x1000, %eax
 	addl	$8, %ebx
 	loop	2b
-	leal	0x2000(%edi), %ebx
+	leal	PT_PD(%edi), %ebx
 	movl	$0x83, %eax			// present, writable, 2 MiB page
-	movl	$2048, %ecx
+	movl	$(PT_LOW_GIBS * 512), %ecx
 3:	movl	%eax, (%ebx)
 	addl	$0x200000, %eax
 	addl	$8, %ebx
@@ -81,8 +83,3 @@ stub_layout:
 	.long	__data_start - startup_32
 	.long	efi_pe_entry - startup_32
 	.long	efi_handover_entry - startup_32
-
-	.section .bss.page_tables, "aw", @nobits
-	.balign 4096
-boot32_page_tables:
-	.fill	6 * 4096, 1, 0

@@ -6,30 +6,14 @@
 
 #include "asm_symbols.h"
 
+using kpack::PageTables;
+
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
-constexpr uint64_t kLowGiBs = 4;
-// Windows for the image (it may straddle a boundary), boot_params, the command line, setup_data, and
-// a kernel placed above 4 GiB (it may straddle too).
-constexpr uint32_t kMaxWindows = 8;
-constexpr uint32_t kMaxHighPdpts = 4;  // one per 512 GiB slot holding a window
-
-}  // namespace
-
-struct alignas(4096) PageTables {
-  uint64_t pml4[512];
-  uint64_t pdpt[512];
-  uint64_t pd[kLowGiBs][512];
-  uint64_t high_pdpt[kMaxHighPdpts][512];
-  uint64_t window_pd[kMaxWindows][512];
-  uint64_t window_base[kMaxWindows];  // 1 GiB-aligned physical bases mapped above 4 GiB
-  uint32_t windows;
-  uint32_t high_pdpts;
-};
-
-namespace {
-
+constexpr uint64_t kLowGiBs = kpack::kIdentityMappedGiBs;
+using kpack::kMaxHighPdpts;
+using kpack::kMaxWindows;
 constexpr uint64_t kPresentWritable = 0x3;
 constexpr uint64_t kLargePage = 0x80;
 constexpr uint64_t kAddressMask = 0x000FFFFFFFFFF000ull;
@@ -83,15 +67,16 @@ PageTables stub_page_tables;
 // `image_size` comes from the record checked_stub_record has already checked.
 uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) {
-  for (uint64_t& entry : tables->pml4) entry = 0;
-  for (uint64_t& entry : tables->pdpt) entry = 0;
+  // After the 32-bit entry these tables are already live with this very map: every entry below
+  // is written with the value it already has or one that was not present, never cleared, so the
+  // low 4 GiB stay mapped at every step.
+  for (uint64_t gib = 0; gib < kLowGiBs; ++gib) fill_pd(tables->pd[gib], gib * kGiB);
+  for (uint64_t i = 0; i < 512; ++i)
+    tables->pdpt[i] = i < kLowGiBs ? reinterpret_cast<uint64_t>(tables->pd[i]) | kPresentWritable : 0;
+  for (uint64_t i = 0; i < 512; ++i)
+    tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPresentWritable : 0;
   tables->windows = 0;
   tables->high_pdpts = 0;
-  tables->pml4[0] = reinterpret_cast<uint64_t>(tables->pdpt) | kPresentWritable;
-  for (uint64_t gib = 0; gib < kLowGiBs; ++gib) {
-    tables->pdpt[gib] = reinterpret_cast<uint64_t>(tables->pd[gib]) | kPresentWritable;
-    fill_pd(tables->pd[gib], gib * kGiB);
-  }
   uint64_t cmdline = params->hdr.cmd_line_ptr | (uint64_t{params->ext_cmd_line_ptr} << 32);
   uint64_t cmdline_size = uint64_t{params->hdr.cmdline_size} + 1;
   if (!map_range(tables, image_base, image_size) ||

@@ -5,6 +5,25 @@
 
 namespace kpack {
 
+constexpr uint64_t kIdentityMappedGiBs = 4;
+// Windows for the image (it may straddle a boundary), boot_params, the command line, setup_data,
+// and a kernel placed above 4 GiB (it may straddle too).
+constexpr uint32_t kMaxWindows = 8;
+constexpr uint32_t kMaxHighPdpts = 4;  // one per 512 GiB slot holding a window
+
+// The first three members are also what the 32-bit entry builds (entry32.S, offsets generated
+// from here): 0..4 GiB with 2 MiB pages.
+struct alignas(4096) PageTables {
+  uint64_t pml4[512];
+  uint64_t pdpt[512];
+  uint64_t pd[kIdentityMappedGiBs][512];
+  uint64_t high_pdpt[kMaxHighPdpts][512];
+  uint64_t window_pd[kMaxWindows][512];
+  uint64_t window_base[kMaxWindows];  // 1 GiB-aligned physical bases mapped above 4 GiB
+  uint32_t windows;
+  uint32_t high_pdpts;
+};
+
 // True when [addr, addr + size) is inside the identity map the 64-bit entry switched to.
 bool identity_mapped(uint64_t addr, uint64_t size);
 

@@ -28,6 +28,11 @@ normalized:
 	movw	%ax, %ss
 	movl	$setup_stack_top, %esp
 	cld
+	// Zero-initialised data is not in the file (setup16.ld): clear it, the empty stack included.
+	movw	$__bss16_start, %di
+	movw	$__bss16_dwords, %cx
+	xorl	%eax, %eax
+	rep stosl
 	// BIOS services may wait on timer or disk interrupts.
 	sti
 	calll	setup_main
@@ -139,10 +144,10 @@ protected_mode_target:
 	.long	0				// offset, patched
 	.word	BOOT_CS
 
-	// The stack is part of the file so it sits in memory the loader reserved.
-	.section .stack16, "aw"
+	// Inside the 0x8000 bytes the loader reserves (setup16.ld checks), not in the file.
+	.section .stack16, "aw", @nobits
 	.balign 16
-	.fill	4096, 1, 0
+	.skip	4096
 setup_stack_top:
 
 	.section .note.GNU-stack, "", @progbits
