@@ -25,12 +25,32 @@ inline constexpr const char* codec_name(Codec codec) {
 }
 
 inline constexpr uint8_t kStubInfoMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
-inline constexpr uint32_t kStubInfoVersion = 2;
+inline constexpr uint32_t kStubInfoVersion = 3;
 // The stub blob is padded to this, and the StubInfo record starts right after it.
 inline constexpr uint32_t kStubInfoAlign = 16;
 
 // StubInfo::flags
 inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
+
+// What proves a decoded frame right (StubInfo::digest).
+enum class FrameDigest : uint32_t {
+  kNone = 0,        // raw payloads: the loader's bytes are used as they are
+  kFrameCheck = 1,  // the format's own check, computed by its decoder anyway (gzip CRC32, xz CRC32)
+  kXxh3 = 2,        // FrameEntry::digest, XXH3-64 of the decoded bytes; the frames carry no check
+};
+
+// The digest each codec's frames are written with: XXH3 where the format's own check is optional
+// and slower (LZ4's XXH32, zstd's XXH64), the format's check where its decoder computes it anyway.
+constexpr FrameDigest digest_for(Codec codec) {
+  switch (codec) {
+    case Codec::kLz4:
+    case Codec::kZstd: return FrameDigest::kXxh3;
+    case Codec::kGzip:
+    case Codec::kXz: return FrameDigest::kFrameCheck;
+    case Codec::kRaw: return FrameDigest::kNone;
+  }
+  return FrameDigest::kNone;
+}
 
 struct StubInfo {
   uint8_t magic[8];
@@ -43,9 +63,12 @@ struct StubInfo {
   ul64 kernel_alignment;    // physical alignment of the kernel's lowest segment
   ul64 relocations_size;    // bytes of the kernel's relocation table after the ELF (0: none)
   ul32 flags;
+  ul32 digest;              // FrameDigest
+  ul64 frame_table_offset;  // FrameEntry[frame_count], from the start of the protected-mode part
+  ul32 frame_count;         // 0 for raw payloads
   ul32 reserved;
 };
-static_assert(sizeof(StubInfo) == 72);
+static_assert(sizeof(StubInfo) == 88);
 static_assert(offsetof(StubInfo, version) == 8);
 static_assert(offsetof(StubInfo, codec) == 12);
 static_assert(offsetof(StubInfo, payload_offset) == 16);
@@ -55,6 +78,27 @@ static_assert(offsetof(StubInfo, min_kernel_address) == 40);
 static_assert(offsetof(StubInfo, kernel_alignment) == 48);
 static_assert(offsetof(StubInfo, relocations_size) == 56);
 static_assert(offsetof(StubInfo, flags) == 64);
+static_assert(offsetof(StubInfo, digest) == 68);
+static_assert(offsetof(StubInfo, frame_table_offset) == 72);
+static_assert(offsetof(StubInfo, frame_count) == 80);
+
+// One frame of a compressed payload. The frames cover the payload and the payload's ELF file (then
+// the relocation table) contiguously and in order, so any frame can be decoded on its own, on any
+// CPU, straight to where its bytes belong. The first holds the ELF headers; a frame never
+// straddles a segment's file bytes.
+struct FrameEntry {
+  ul64 payload_offset;  // from the start of the payload
+  ul64 payload_size;    // compressed bytes
+  ul64 file_offset;     // where the decoded bytes start in the ELF file (the relocation table: its end)
+  ul64 size;            // decoded bytes
+  ul64 digest;          // XXH3-64 of the decoded bytes when StubInfo::digest says so, else 0
+};
+static_assert(sizeof(FrameEntry) == 40);
+static_assert(offsetof(FrameEntry, payload_size) == 8);
+static_assert(offsetof(FrameEntry, file_offset) == 16);
+static_assert(offsetof(FrameEntry, size) == 24);
+static_assert(offsetof(FrameEntry, digest) == 32);
+inline constexpr uint32_t kMaxFrames = 65536;
 
 // Where the record sits in the protected-mode part of a kpack image, given the setup header's
 // kernel_info_offset (kernel_info follows the record).

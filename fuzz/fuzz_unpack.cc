@@ -6,13 +6,14 @@
 // above the floor, its virtual offset in the 1 GiB window, and undoing the offset with the same
 // table must give back exactly the payload's segments.
 //
-// Input: [codec] [machine] payload... [table size]
+// Input: [codec] [machine] [frames] frame table... payload... [table size]
 //   codec    bits 0-1: raw, gzip, lz4, zstd, or with bit 4 set xz; bit 2 a random physical slot;
 //            bit 3 a random virtual offset with the relocation table, whose byte size is then the
 //            input's last 4 bytes (little-endian; not part of the payload); the draws come from a
 //            hash of the input
 //   machine  bits 0-1 RAM size; bit 2 payload position; bits 3-4 lowest kernel address;
 //            bit 5 an initrd; bit 6 a reserved hole in RAM
+//   frames   how many FrameEntry records follow (compressed codecs; loaded right before the payload)
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -114,15 +115,19 @@ void check_success(const UnpackRequest& request, const FreeMemory& free, const U
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 3) return 0;
+  if (size < 4) return 0;
   UnpackRequest request;
   uint32_t codec = (data[0] & 3) | (data[0] >> 2 & 4);
   if (codec >= kCodecCount) return 0;
   request.codec = static_cast<Codec>(codec);
   Machine m = machine_from(data[1]);
   bool virtual_base = data[0] & 8;
-  if (virtual_base && size < 7) return 0;
-  std::vector<uint8_t> payload(data + 2, data + size - (virtual_base ? 4 : 0));
+  uint32_t frames = data[2];
+  size_t table_bytes = size_t{frames} * sizeof(FrameEntry);
+  if (size < 3 + table_bytes + (virtual_base ? 4 : 0) + 1) return 0;
+  if (table_bytes > m.payload_addr - kRamBase) return 0;
+  std::vector<uint8_t> table(data + 3, data + 3 + table_bytes);
+  std::vector<uint8_t> payload(data + 3 + table_bytes, data + size - (virtual_base ? 4 : 0));
   request.kaslr.physical = data[0] & 4;
   request.kaslr.virtual_base = virtual_base;
   if (virtual_base) request.relocations_size = load_le<uint32_t>(data + size - 4) & 0xFFFFC;
@@ -134,6 +139,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.payload_size = payload.size();
   request.image = Range{kRamBase, m.payload_addr + payload.size()};
   request.min_kernel_address = m.min_kernel_address;
+  request.frame_table_addr = m.payload_addr - table_bytes;
+  request.frame_count = frames;
+  request.digest = digest_for(request.codec);
   if (request.image.end > m.boot_params.begin - kMiB) return 0;
 
   // One machine for the whole process, restored between runs: building a fresh one per input
@@ -141,6 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static GuardedMemory memory(kRamBase, 20 * kMiB);
   memory.start(m.ram_size);
   memory.load(m.payload_addr, payload);
+  memory.load(request.frame_table_addr, table);
   // A raw payload's segments may be overwritten (moved onto themselves); what precedes the first
   // segment (the stub and, at least, the ELF header) may not. Compressed images stay intact.
   uint64_t kept = request.codec == Codec::kRaw ? std::min<uint64_t>(payload.size(), 64) : payload.size();

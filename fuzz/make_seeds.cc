@@ -57,9 +57,12 @@ std::vector<SegmentSpec> packed_segments() {
           {0x1003000, 0x400, 0x3000, kPfR | kPfW | kPfX}};
 }
 
-Bytes compact_payload(const KernelInput& input, Codec codec) {
-  Bytes payload;
-  if (!append_elf_frames({codec, 1, 1}, layout_compact(input), 0, payload, "seed", nullptr)) std::exit(1);
+// Small chunks, so the synthetic kernels' segments come in several frames.
+FramedPayload compact_payload(const KernelInput& input, Codec codec) {
+  FramedPayload payload;
+  CompressOptions options{codec, 1, 1};
+  options.chunk_size = 0x4000;
+  if (!append_elf_frames(options, layout_compact(input), {}, payload, "seed", nullptr)) std::exit(1);
   return payload;
 }
 
@@ -97,7 +100,7 @@ void bzimage_seeds() {
     if (!image) std::exit(1);
     write_seed("fuzz_bzimage", std::string("kpack-") + codec_name(codec) + ".img", *image);
     // The bare stream, as the reader meets it inside a stock image.
-    write_seed("fuzz_bzimage", std::string("stream-") + codec_name(codec), compact_payload(input, codec));
+    write_seed("fuzz_bzimage", std::string("stream-") + codec_name(codec), compact_payload(input, codec).bytes);
   }
   KernelInput small = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
   PackOptions raw;
@@ -108,13 +111,19 @@ void bzimage_seeds() {
   write_seed("fuzz_bzimage", "kpack-raw.img", *image);
 }
 
-// [codec] [machine bits] payload, as fuzz_unpack reads it.
-Bytes unpack_input(Codec codec, uint8_t machine, const Bytes& payload) {
+// [codec] [machine bits] [frame count] frame table, payload, as fuzz_unpack reads it.
+Bytes unpack_input(Codec codec, uint8_t machine, const FramedPayload& payload) {
   uint32_t c = static_cast<uint32_t>(codec);
-  Bytes seed{static_cast<uint8_t>((c & 3) | (c & 4) << 2), machine};  // xz (4) is bit 4
-  seed.insert(seed.end(), payload.begin(), payload.end());
+  if (payload.frames.size() > 255) std::exit(1);
+  Bytes seed{static_cast<uint8_t>((c & 3) | (c & 4) << 2), machine,  // xz (4) is bit 4
+             static_cast<uint8_t>(payload.frames.size())};
+  const auto* table = reinterpret_cast<const uint8_t*>(payload.frames.data());
+  seed.insert(seed.end(), table, table + payload.frames.size() * sizeof(FrameEntry));
+  seed.insert(seed.end(), payload.bytes.begin(), payload.bytes.end());
   return seed;
 }
+
+FramedPayload raw_payload(const Bytes& bytes) { return FramedPayload{bytes, {}}; }
 
 // A relocation table with 64-bit, inverse and 32-bit entries into a kernel's text (at 16 MiB) and
 // data (at `data`), and a seed with KASLR asked for: codec bits 2-3 set, the table after the ELF,
@@ -127,15 +136,18 @@ Bytes relocation_table(uint64_t data) {
   return table;
 }
 
-Bytes with_kaslr(Bytes seed, Codec codec, const Bytes& table) {
-  seed[0] |= 0x0C;
+// The seed with KASLR asked for (codec bits 2-3): the relocation table after the ELF (in a frame
+// of its own when compressed), its size last.
+Bytes with_kaslr(Codec codec, uint8_t machine, FramedPayload payload, const Bytes& table) {
   if (codec == Codec::kRaw) {
-    seed.insert(seed.end(), table.begin(), table.end());
+    payload.bytes.insert(payload.bytes.end(), table.begin(), table.end());
   } else {
-    Bytes frame;
-    if (!append_frame({codec, 1, 1}, table, frame, "seed")) std::exit(1);
-    seed.insert(seed.end(), frame.begin(), frame.end());
+    const FrameEntry& last = payload.frames.back();
+    uint64_t elf_end = uint64_t{last.file_offset} + uint64_t{last.size};
+    if (!append_frames({codec, 1, 1}, {{table, Content::kTable, elf_end, true}}, payload, "seed", nullptr)) std::exit(1);
   }
+  Bytes seed = unpack_input(codec, machine, payload);
+  seed[0] |= 0x0C;
   kpack::test::append_le32(seed, static_cast<uint32_t>(table.size()));
   return seed;
 }
@@ -144,9 +156,8 @@ void unpack_seeds() {
   KernelInput spread = input_of(kpack::test::make_kernel_elf(spread_segments()));
   Bytes table = relocation_table(0x1200000);
   for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
-    Bytes payload = compact_payload(spread, codec);
-    write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-kaslr",
-               with_kaslr(unpack_input(codec, 0x03, payload), codec, table));
+    FramedPayload payload = compact_payload(spread, codec);
+    write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-kaslr", with_kaslr(codec, 0x03, payload, table));
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-basic", unpack_input(codec, 0x01, payload));
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-initrd-hole",
                unpack_input(codec, 0x01 | 0x20 | 0x40 | 0x08, payload));
@@ -154,12 +165,11 @@ void unpack_seeds() {
   // Raw, with the first segment one page into the payload: placed at 0x1FF000 (bit 2) it is
   // 2 MiB-aligned and runs in place; at 0x101000 it has to move.
   KernelInput packed = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
-  Bytes raw = layout_mirrored(packed, 0x1000).bytes;
+  FramedPayload raw = raw_payload(layout_mirrored(packed, 0x1000).bytes);
   write_seed("fuzz_unpack", "raw-in-place", unpack_input(Codec::kRaw, 0x04 | 0x01, raw));
   write_seed("fuzz_unpack", "raw-moved", unpack_input(Codec::kRaw, 0x01, raw));
-  write_seed("fuzz_unpack", "raw-compact", unpack_input(Codec::kRaw, 0x01, layout_compact(packed).bytes));
-  write_seed("fuzz_unpack", "raw-kaslr",
-             with_kaslr(unpack_input(Codec::kRaw, 0x04 | 0x01, raw), Codec::kRaw, relocation_table(0x1002000)));
+  write_seed("fuzz_unpack", "raw-compact", unpack_input(Codec::kRaw, 0x01, raw_payload(layout_compact(packed).bytes)));
+  write_seed("fuzz_unpack", "raw-kaslr", with_kaslr(Codec::kRaw, 0x04 | 0x01, raw, relocation_table(0x1002000)));
 }
 
 // Low memory at 0x90000 as a loader leaves it: boot_params, the command line, two setup_data nodes.

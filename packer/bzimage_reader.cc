@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include <xxhash.h>
+
 #include "formats/elf64.h"
+#include "frame_table.h"
 #include "stub_record.h"
 
 namespace kpack {
@@ -59,6 +62,29 @@ Result<std::optional<StubInfo>> read_stub_record(std::span<const uint8_t> protec
                               " (offset " + hex(image.header.payload_offset) + ", " +
                               std::to_string(image.header.payload_length) + " bytes)" + where);
   return std::optional<StubInfo>(info);
+}
+
+// A kpack image's frames prove what they decode to, as they do for the stub: the frame table is
+// checked as the stub checks it, and each frame's digest against the decoded bytes.
+Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::span<const uint8_t> decoded,
+                    const std::string& name) {
+  const StubInfo& info = *image.kpack;
+  uint64_t count = info.frame_count, at = image.setup_size + info.frame_table_offset;
+  if (!fits(at, count * sizeof(FrameEntry), file.size())) return error_in(name, "the frame table lies outside the file");
+  std::vector<FrameEntry> frames(count);
+  std::memcpy(frames.data(), file.data() + at, count * sizeof(FrameEntry));
+  StubStatus status = check_frame_table(frames.data(), static_cast<uint32_t>(count), info.payload_size,
+                                        info.relocations_size);
+  if (!status.ok())
+    return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")");
+  const FrameEntry& last = frames.back();
+  if (uint64_t{last.file_offset} + uint64_t{last.size} != decoded.size())
+    return error_in(name, "the frame table does not describe the decoded payload");
+  if (info.digest != static_cast<uint32_t>(FrameDigest::kXxh3)) return Ok{};
+  for (uint64_t i = 0; i < count; ++i)
+    if (XXH3_64bits(decoded.data() + frames[i].file_offset, frames[i].size) != frames[i].digest)
+      return error_in(name, "payload frame " + std::to_string(i) + " does not match its digest (corrupt image)");
+  return Ok{};
 }
 
 }  // namespace
@@ -184,6 +210,10 @@ Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8
                               max_output);
   if (!decoded) return decoded.error();
   std::vector<uint8_t>& data = *decoded;
+  if (image.kpack && image.kpack->codec != static_cast<uint32_t>(Codec::kRaw)) {
+    Status frames = check_frames(image, file, data, name);
+    if (!frames) return frames.error();
+  }
   auto extent = elf_file_extent(data, name);
   if (!extent) return extent.error();
 

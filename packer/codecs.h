@@ -54,10 +54,13 @@ struct CompressOptions {
   // xz: the dictionary of every frame of the payload, capped by the level's preset. One size for
   // all frames, because the stub sizes its work area from the first frame's headers (0: preset's).
   uint64_t xz_dictionary = 0;
+  // The largest piece a region is cut into (frames.h); 0: default_chunk_size(codec).
+  uint64_t chunk_size = 0;
 };
 
-// Appends one frame holding `region`, with content size and checksum. `name` is the output file,
-// used in error messages. Raw appends the bytes as they are.
+// Appends one frame holding `region`, with its content size, and the format's own check of the
+// content unless the codec's digest is the frame table's XXH3 (digest_for). `name` is the output
+// file, used in error messages. Raw appends the bytes as they are.
 Status append_frame(const CompressOptions& options, std::span<const uint8_t> region,
                     std::vector<uint8_t>& out, const std::string& name);
 

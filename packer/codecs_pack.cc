@@ -1,6 +1,7 @@
-// Compression side of the codecs: one self-describing frame per region. Every frame records its
-// content size and a checksum of the content, so the stub can size its output before decoding and
-// prove afterwards that what it wrote is what the packer read.
+// Compression side of the codecs: one self-describing frame per piece. Every frame records its
+// content size, so the stub can size its output before decoding; what proves the content is the
+// frame's own check (gzip, xz) or the frame table's XXH3 (lz4, zstd: their checks would only
+// repeat it, slower).
 #include <lz4frame.h>
 #include <lzma.h>
 #include <zlib.h>
@@ -85,7 +86,8 @@ Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_
   LZ4F_preferences_t prefs{};
   prefs.frameInfo.blockSizeID = LZ4F_max4MB;
   prefs.frameInfo.blockMode = LZ4F_blockLinked;
-  prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+  prefs.frameInfo.contentChecksumFlag =
+      digest_for(Codec::kLz4) == FrameDigest::kXxh3 ? LZ4F_noContentChecksum : LZ4F_contentChecksumEnabled;
   prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
   prefs.frameInfo.frameType = LZ4F_frame;
   prefs.frameInfo.contentSize = region.size();  // LZ4F reads 0 as "unknown": an empty region has no size field
@@ -124,7 +126,7 @@ Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region,
   auto set = [&](ZSTD_cParameter param, int value) -> bool {
     return !ZSTD_isError(ZSTD_CCtx_setParameter(ctx.get(), param, value));
   };
-  if (!set(ZSTD_c_compressionLevel, level) || !set(ZSTD_c_checksumFlag, 1) ||
+  if (!set(ZSTD_c_compressionLevel, level) || !set(ZSTD_c_checksumFlag, digest_for(Codec::kZstd) != FrameDigest::kXxh3) ||
       !set(ZSTD_c_contentSizeFlag, 1))
     return error_in(name, "zstd: cannot set the compression parameters");
   if (threads > 1 && !set(ZSTD_c_nbWorkers, static_cast<int>(threads)))

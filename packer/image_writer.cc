@@ -25,47 +25,41 @@ uint64_t floor_of(const KernelInput& input, const PackOptions& options) {
 
 struct Payload {
   std::vector<uint8_t> bytes;
+  std::vector<FrameEntry> frames;    // compressed payloads: the frame table
   uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
 };
 
-Result<Payload> build_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
-                              const std::string& name) {
+// A raw payload is laid out so that, with the image at the default address, its lowest segment
+// lands on the kernel's floor; `payload_offset` is where the payload starts in the image.
+Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
+                                  const std::string& name) {
   Payload payload;
   const KernelHeaders& k = input.kernel;
   uint64_t kernel_address = floor_of(input, options);
-  if (options.compress.codec == Codec::kRaw) {
-    // The lowest segment must land on kernel_address when the image sits at the default address;
-    // the zeros between the stub and it become a hole in the file (file_io.cc).
-    uint64_t segment_offset = kernel_address - kDefaultLoadAddress;
-    if (kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
-      return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
-    // A raw payload stores the whole span, gaps and bss included: refuse absurd spans before
-    // allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
-    if (k.span() > kMaxDecodedBytes)
-      return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
-                                " bytes, more than a raw image can hold (1 GiB)");
-    PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
-    payload.bytes = std::move(elf.bytes);
-    payload.init_size_from_base = segment_offset + k.span();
-    if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
-    return payload;
-  }
-  // One frame per region of the compact ELF, then one for the relocation table that follows the
-  // ELF in stock images too (the stub never needs it).
-  PayloadElf elf = layout_compact(input);
-  Status status = append_elf_frames(options.compress, elf, input.relocs.size(), payload.bytes, name, options.progress);
-  if (!status) return status.error();
-  // The relocation table (sorted addresses, with few long repeats) is decoded on every KASLR
-  // boot: at zstd 19 or gzip 9 that cost 29-35 M guest instructions for Debian's 0.8 MB table,
-  // 5-7 % of the stub's work; decoded cheaply it costs 1-10 M, for a 0.4-0.5 MB larger image.
-  if (!input.relocs.empty()) {
-    status = append_frame(table_frame_options(options.compress, elf, input.relocs.size()), input.relocs,
-                          payload.bytes, name);
-    if (!status) return status.error();
-  }
-  // Worst case: the kernel goes right after the image, at the next aligned address.
-  payload.init_size_from_base = align_up(payload_offset + payload.bytes.size(), kPageSize) + k.alignment + k.span();
+  // The zeros between the stub and the lowest segment become a hole in the file (file_io.cc).
+  uint64_t segment_offset = kernel_address - kDefaultLoadAddress;
+  if (kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
+    return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
+  // A raw payload stores the whole span, gaps and bss included: refuse absurd spans before
+  // allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
+  if (k.span() > kMaxDecodedBytes)
+    return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
+                              " bytes, more than a raw image can hold (1 GiB)");
+  PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
+  payload.bytes = std::move(elf.bytes);
+  payload.init_size_from_base = segment_offset + k.span();
+  if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
   return payload;
+}
+
+// The compact ELF cut into independent frames, then the relocation table in a frame of its own
+// (stock images carry it after the ELF too; only a KASLR boot decodes it).
+Result<Payload> build_compressed_payload(const KernelInput& input, const PackOptions& options, const std::string& name) {
+  FramedPayload framed;
+  Status status = append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name,
+                                    options.progress);
+  if (!status) return status.error();
+  return Payload{std::move(framed.bytes), std::move(framed.frames), 0};
 }
 
 boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, uint64_t protected_size,
@@ -112,16 +106,27 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   Result<StubLayout> stub_layout = read_stub_layout(blobs.stub, name);
   if (!stub_layout) return stub_layout.error();
 
-  // Protected-mode part: stub | StubInfo | kernel_info | padding | payload.
+  // Protected-mode part: stub | StubInfo | kernel_info | frame table | padding | payload.
   uint64_t stub_info_offset = blobs.stub.size();
   uint64_t kernel_info_offset = stub_info_offset + sizeof(StubInfo);
+  uint64_t frame_table_offset = kernel_info_offset + sizeof(boot::KernelInfo);
+  bool raw = options.compress.codec == Codec::kRaw;
+  Result<Payload> payload = raw ? build_raw_payload(input, options, align_up(frame_table_offset, kPageSize), name)
+                                : build_compressed_payload(input, options, name);
+  if (!payload) return payload.error();
+  if (payload->frames.size() > kMaxFrames)
+    return error_in(name, "the payload has " + std::to_string(payload->frames.size()) + " frames, more than the " +
+                              std::to_string(kMaxFrames) + " a kpack image can hold");
   // A raw payload's ELF keeps page-congruent offsets; frames are read from any address, and the
   // smaller alignment saves up to 4 KB (what put the xz image of Debian's generic kernel under the
   // stock one's size).
-  uint64_t payload_alignment = options.compress.codec == Codec::kRaw ? kPageSize : 16;
-  uint64_t payload_offset = align_up(kernel_info_offset + sizeof(boot::KernelInfo), payload_alignment);
-  Result<Payload> payload = build_payload(input, options, payload_offset, name);
-  if (!payload) return payload.error();
+  uint64_t payload_offset =
+      raw ? align_up(frame_table_offset, kPageSize)
+          : align_up(frame_table_offset + payload->frames.size() * sizeof(FrameEntry), 16);
+  // Worst case for a compressed payload: the kernel goes right after the image, at the next aligned address.
+  if (!raw)
+    payload->init_size_from_base = align_up(payload_offset + payload->bytes.size(), kPageSize) +
+                                   input.kernel.alignment + input.kernel.span();
   uint64_t protected_size = payload_offset + payload->bytes.size();
   uint64_t init_size = align_up(std::max(protected_size, payload->init_size_from_base), kPageSize);
   if (protected_size > 0xFFFFFFFFull || init_size > 0xFFFFFFFFull)
@@ -170,7 +175,12 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   info.kernel_alignment = input.kernel.alignment;
   info.relocations_size = input.relocs.size();
   info.flags = options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0;
+  info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
+  info.frame_table_offset = raw ? 0 : frame_table_offset;
+  info.frame_count = static_cast<uint32_t>(payload->frames.size());
   put(image, setup_size + stub_info_offset, info);
+  for (size_t i = 0; i < payload->frames.size(); ++i)
+    put(image, setup_size + frame_table_offset + i * sizeof(FrameEntry), payload->frames[i]);
   boot::KernelInfo kernel_info{};
   kernel_info.header = boot::kKernelInfoMagic;
   kernel_info.size = sizeof(boot::KernelInfo);

@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
     build-essential cmake                              # host tools and the stub (gcc, ld, make)
     zlib1g-dev liblz4-dev liblzma-dev libzstd-dev      # codecs (the stub links the static archives)
+    libxxhash-dev                                      # the frames' XXH3 digest (static archive too)
     doctest-dev                                        # unit tests
     qemu-system-x86 cpio gzip                          # boot tests: QEMU, initramfs
     ovmf grub-common grub-pc-bin grub-efi-amd64-bin    # loader matrix (tests/loaders): UEFI, GRUB

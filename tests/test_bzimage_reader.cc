@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <lz4hc.h>
 #include <lzma.h>
+#include <xxhash.h>
+#include <zstd.h>
 
 #include <array>
 #include <cstring>
@@ -21,6 +23,7 @@ namespace {
 
 constexpr uint32_t kStubBytes = 0x400;  // filler standing in for the decompressor before the payload
 constexpr uint32_t kRecordOffset = 0x100;  // where make_bzimage puts a kpack record
+constexpr uint32_t kFrameTableOffset = 0x200;  // and the record's frame table
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -96,7 +99,17 @@ std::vector<uint8_t> compress(StreamFormat format, std::span<const uint8_t> data
   std::vector<uint8_t> out;
   switch (format) {
     case StreamFormat::kGzip: REQUIRE(append_frame({Codec::kGzip, 9, 1}, data, out, "t").ok()); return out;
-    case StreamFormat::kZstd: REQUIRE(append_frame({Codec::kZstd, 19, 1}, data, out, "t").ok()); break;
+    case StreamFormat::kZstd: {
+      // As the kernel's build writes it (zstd -22 --ultra): with the content checksum.
+      out.resize(ZSTD_compressBound(data.size()));
+      ZSTD_CCtx* ctx = ZSTD_createCCtx();
+      ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
+      size_t n = ZSTD_compress2(ctx, out.data(), out.size(), data.data(), data.size());
+      ZSTD_freeCCtx(ctx);
+      REQUIRE_FALSE(ZSTD_isError(n));
+      out.resize(n);
+      break;
+    }
     case StreamFormat::kLz4Frame: REQUIRE(append_frame({Codec::kLz4, 9, 1}, data, out, "t").ok()); break;
     case StreamFormat::kXz: {
       out.resize(lzma_stream_buffer_bound(data.size()));
@@ -128,6 +141,7 @@ struct ImageSpec {
   uint8_t setup_sects = 4;
   uint16_t version = boot::kProtocolVersion;
   std::optional<StubInfo> stub_info;
+  std::vector<FrameEntry> frames;  // the record's frame table, at kFrameTableOffset
 };
 
 std::vector<uint8_t> make_bzimage(std::span<const uint8_t> payload, const ImageSpec& spec = {}) {
@@ -151,6 +165,8 @@ std::vector<uint8_t> make_bzimage(std::span<const uint8_t> payload, const ImageS
     hdr.kernel_info_offset = kRecordOffset + sizeof(StubInfo);
     put(file, boot::kSetupHeaderOffset, hdr);
     put(file, setup_size + kRecordOffset, *spec.stub_info);
+    for (size_t i = 0; i < spec.frames.size(); ++i)
+      put(file, setup_size + kFrameTableOffset + i * sizeof(FrameEntry), spec.frames[i]);
   }
   file.insert(file.end(), payload.begin(), payload.end());
   return file;
@@ -166,7 +182,15 @@ StubInfo make_stub_info(uint64_t payload_size) {
   info.image_size = kStubBytes + payload_size;
   info.min_kernel_address = 0x1000000;
   info.kernel_alignment = 0x200000;
+  info.digest = static_cast<uint32_t>(FrameDigest::kXxh3);
+  info.frame_table_offset = kFrameTableOffset;
+  info.frame_count = 1;
   return info;
+}
+
+// The one frame of a payload that decodes to `content`.
+FrameEntry one_frame(uint64_t payload_size, std::span<const uint8_t> content) {
+  return FrameEntry{0, payload_size, 0, content.size(), XXH3_64bits(content.data(), content.size())};
 }
 
 std::string error_of(std::span<const uint8_t> file) {
@@ -226,9 +250,40 @@ TEST_CASE("setup_sects 0 means 4") {
 TEST_CASE("a kpack record is found and checked") {
   const auto payload = compress(StreamFormat::kZstd, kernel_bytes());
   const auto info = make_stub_info(payload.size());
-  auto image = read_bzimage(make_bzimage(payload, {.stub_info = info}), "bzImage");
+  const auto good_file = make_bzimage(payload, {.stub_info = info, .frames = {one_frame(payload.size(), kernel_bytes())}});
+  auto image = read_bzimage(good_file, "bzImage");
   REQUIRE_MESSAGE(image.ok(), (image.ok() ? "" : image.error().message));
   REQUIRE(image->kpack.has_value());
+  CHECK(image->kpack->frame_count == 1);
+  // extract proves every frame against its digest, as the stub does.
+  CHECK(extract_kernel(*image, good_file, "bzImage").ok());
+  FrameEntry wrong = one_frame(payload.size(), kernel_bytes());
+  wrong.digest = wrong.digest + 1;
+  const auto bad_file = make_bzimage(payload, {.stub_info = info, .frames = {wrong}});
+  auto bad = read_bzimage(bad_file, "bzImage");
+  REQUIRE(bad.ok());
+  auto refused = extract_kernel(*bad, bad_file, "bzImage");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "bzImage: payload frame 0 does not match its digest (corrupt image)");
+  FrameEntry short_frame = one_frame(payload.size() - 1, kernel_bytes());
+  const auto gap_file = make_bzimage(payload, {.stub_info = info, .frames = {short_frame}});
+  auto gap = read_bzimage(gap_file, "bzImage");
+  REQUIRE(gap.ok());
+  CHECK(contains(extract_kernel(*gap, gap_file, "bzImage").error().message,
+                 "bzImage: payload frames do not fill the payload ("));
+  // The record's frame fields, checked as the stub checks them.
+  auto no_frames = info;
+  no_frames.frame_count = 0;
+  CHECK(error_of(make_bzimage(payload, {.stub_info = no_frames})) ==
+        "bzImage: the kpack record's frame count does not suit its codec (0, 0) (kpack record at 0xb00)");
+  auto no_digest = info;
+  no_digest.digest = 0;
+  CHECK(error_of(make_bzimage(payload, {.stub_info = no_digest})) ==
+        "bzImage: the kpack record names no digest its codec can use (0, 0) (kpack record at 0xb00)");
+  auto table_in_payload = info;
+  table_in_payload.frame_table_offset = kStubBytes - 8;
+  CHECK(contains(error_of(make_bzimage(payload, {.stub_info = table_in_payload})),
+                 "bzImage: the kpack record's frame table lies outside the space before the payload"));
   CHECK(image->kpack->codec == static_cast<uint32_t>(Codec::kZstd));
   CHECK(image->kpack->kernel_alignment == 0x200000);
   CHECK(image->kpack->payload_size == payload.size());
@@ -236,7 +291,7 @@ TEST_CASE("a kpack record is found and checked") {
   auto wrong_version = info;
   wrong_version.version = 7;
   CHECK(error_of(make_bzimage(payload, {.stub_info = wrong_version})) ==
-        "bzImage: written by a kpack with record version 7, this kpack reads version 2 (kpack record at 0xb00)");
+        "bzImage: written by a kpack with record version 7, this kpack reads version 3 (kpack record at 0xb00)");
   auto wrong_size = info;
   wrong_size.payload_size = payload.size() - 1;
   CHECK(contains(error_of(make_bzimage(payload, {.stub_info = wrong_size})), "disagrees with the setup header"));
@@ -253,7 +308,7 @@ TEST_CASE("a kpack record is found and checked") {
   auto small_image = info;
   small_image.image_size = 0x80;
   CHECK(error_of(make_bzimage(payload, {.stub_info = small_image})) ==
-        "bzImage: the kpack record's image size does not cover the stub (0x80, 0x148) (kpack record at 0xb00)");
+        "bzImage: the kpack record's image size does not cover the stub (0x80, 0x158) (kpack record at 0xb00)");
   auto past_file = info;
   past_file.image_size = kStubBytes + payload.size() + 1;
   CHECK(contains(error_of(make_bzimage(payload, {.stub_info = past_file})),

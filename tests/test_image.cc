@@ -79,7 +79,7 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint32_t>(image, setup_size + kernel_info + 4) == 16);
     StubInfo info = test::get<StubInfo>(image, setup_size + blobs.stub.size());
     CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
-    CHECK(info.version == 2);
+    CHECK(info.version == 3);
     CHECK(info.codec == static_cast<uint32_t>(codec));
     CHECK(info.payload_offset == payload_offset);
     CHECK(info.payload_size == payload_length);
@@ -88,6 +88,22 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(info.kernel_alignment == 0x200000);
     CHECK(info.relocations_size == input.relocs.size());
     CHECK(info.flags == 0);
+    CHECK(info.digest == static_cast<uint32_t>(digest_for(codec)));
+    // The frame table right after kernel_info, the payload after it (16-byte aligned).
+    if (codec == Codec::kRaw) {
+      CHECK(info.frame_count == 0);
+      CHECK(info.frame_table_offset == 0);
+    } else {
+      CHECK(info.frame_table_offset == kernel_info + 16);
+      CHECK(info.frame_count >= 2);
+      CHECK(payload_offset == align_up(info.frame_table_offset + info.frame_count * sizeof(FrameEntry), 16));
+      FrameEntry first = test::get<FrameEntry>(image, setup_size + info.frame_table_offset);
+      CHECK(first.payload_offset == 0);
+      CHECK(first.file_offset == 0);
+      FrameEntry last = test::get<FrameEntry>(image, setup_size + info.frame_table_offset +
+                                                         (info.frame_count - 1) * sizeof(FrameEntry));
+      CHECK(last.payload_offset + last.payload_size == payload_length);
+    }
   }
 }
 

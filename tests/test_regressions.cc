@@ -133,7 +133,8 @@ TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, als
 // packer/frames.cc, append_frames: std::bad_alloc on a compression worker escaped the thread and
 // called std::terminate (SIGABRT) instead of the one-line error the main thread gives.
 TEST_CASE("regression: running out of memory on a compression worker is an error") {
-  std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3), out;
+  std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3);
+  FramedPayload out;
   std::vector<FramePiece> pieces{{a}, {b}, {c}};
   FrameWriter failing = [](const CompressOptions&, std::span<const uint8_t> piece, std::vector<uint8_t>& frame,
                            const std::string&) -> Status {

@@ -13,6 +13,7 @@
 #include "bzimage_reader.h"
 #include "codecs.h"
 #include "frame_decoder.h"
+#include "frame_table.h"
 #include "frames.h"
 #include "image_writer.h"
 #include "kernel_input.h"
@@ -45,13 +46,29 @@ KernelInput input_from(std::vector<uint8_t> elf) {
   return *input;
 }
 
-std::vector<uint8_t> compressed_payload(const KernelInput& input, Codec codec) {
-  std::vector<uint8_t> payload;
+CompressOptions test_options(Codec codec) {
   CompressOptions options{codec, default_level(codec) > 6 ? 3 : default_level(codec), 1};
   if (codec == Codec::kGzip) options.level = 6;
-  REQUIRE(append_elf_frames(options, layout_compact(input), 0, payload, "test", nullptr).ok());
+  return options;
+}
+
+// Small chunks, so the synthetic kernel's segments are cut into several independent frames.
+constexpr uint64_t kTestChunk = 0x8000;
+
+FramedPayload compressed_payload(const KernelInput& input, Codec codec, uint64_t chunk = kTestChunk) {
+  FramedPayload payload;
+  CompressOptions options = test_options(codec);
+  options.chunk_size = chunk;
+  REQUIRE(append_elf_frames(options, layout_compact(input), {}, payload, "test", nullptr).ok());
   return payload;
 }
+
+// A raw payload: the bytes alone, no frame table.
+FramedPayload raw_payload(std::vector<uint8_t> bytes) { return FramedPayload{std::move(bytes), {}}; }
+
+// Where the placeholder stub holds the frame table, as a real image does between its record and
+// the payload.
+constexpr uint64_t kFrameTableOffset = 0x100;
 
 struct Run {
   std::unique_ptr<SimulatedMemory> memory;
@@ -60,12 +77,16 @@ struct Run {
   UnpackResult result;
 };
 
-// Loads stub placeholder + payload at `image_base` and unpacks it with RAM [1 MiB, 128 MiB).
-Run unpack(Codec codec, const std::vector<uint8_t>& payload, uint64_t image_base = kImageBase,
+// Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
+// [1 MiB, 128 MiB).
+Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImageBase,
            uint64_t min_kernel = 0x200000) {
+  const std::vector<uint8_t>& payload = framed.bytes;
   Run run;
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
   run.image.assign(kStubSize, 0xCC);
+  REQUIRE(kFrameTableOffset + framed.frames.size() * sizeof(FrameEntry) <= kStubSize);
+  std::memcpy(run.image.data() + kFrameTableOffset, framed.frames.data(), framed.frames.size() * sizeof(FrameEntry));
   run.image.insert(run.image.end(), payload.begin(), payload.end());
   run.memory->load(image_base, run.image);
   Range image = range_of(image_base, run.image.size());
@@ -74,6 +95,9 @@ Run unpack(Codec codec, const std::vector<uint8_t>& payload, uint64_t image_base
   FreeMemory free;
   REQUIRE(free.add({0x100000, kRamSize}).ok());
   UnpackRequest request{codec, image_base + kStubSize, payload.size(), image, min_kernel};
+  request.frame_table_addr = image_base + kFrameTableOffset;
+  request.frame_count = static_cast<uint32_t>(framed.frames.size());
+  request.digest = digest_for(codec);
   CountingTrace trace;
   run.status = unpack_kernel(request, free, *run.memory, trace, &run.result);
   return run;
@@ -140,14 +164,14 @@ TEST_CASE("a raw payload at its intended address is used in place, elsewhere mov
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
   // The first segment sits 1 MiB past the image base: at 2 MiB when loaded at 1 MiB.
   PayloadElf elf = layout_mirrored(input, 0x100000 - kStubSize);
-  Run in_place = unpack(Codec::kRaw, elf.bytes);
+  Run in_place = unpack(Codec::kRaw, raw_payload(elf.bytes));
   check_kernel(in_place, input);
   CHECK(in_place.result.in_place);
   CHECK(in_place.result.base == 0x200000);
   CHECK(in_place.result.moved == 0);
 
   // Loaded 16 MiB up (as kexec_file_load would), the segments are 2 MiB-misaligned: one memmove.
-  Run moved = unpack(Codec::kRaw, elf.bytes, 0x1000000);
+  Run moved = unpack(Codec::kRaw, raw_payload(elf.bytes), 0x1000000);
   check_kernel(moved, input);
   CHECK_FALSE(moved.result.in_place);
   CHECK(moved.result.moved == input.kernel.span());
@@ -158,23 +182,24 @@ TEST_CASE("a corrupted frame stops the engine with a checksum or data error") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
   for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     CAPTURE(codec_name(codec));
-    std::vector<uint8_t> payload = compressed_payload(input, codec);
-    for (uint64_t at : {payload.size() / 2, payload.size() - 3, uint64_t{20}}) {
-      std::vector<uint8_t> bad = payload;
-      bad[at] ^= 0x40;
+    FramedPayload payload = compressed_payload(input, codec);
+    for (uint64_t at : {payload.bytes.size() / 2, payload.bytes.size() - 3, uint64_t{20}}) {
+      FramedPayload bad = payload;
+      bad.bytes[at] ^= 0x40;
       Run run = unpack(codec, bad);
       CHECK_FALSE(run.status.ok());
       CHECK(run.memory->violations().empty());
       CHECK(run.memory->stray_writes({run.image}).empty());
     }
-    std::vector<uint8_t> truncated(payload.begin(), payload.begin() + payload.size() - 100);
+    FramedPayload truncated = payload;
+    truncated.bytes.resize(truncated.bytes.size() - 100);
     CHECK_FALSE(unpack(codec, truncated).status.ok());
   }
 }
 
 TEST_CASE("xz: the work area holds the dictionary the first stream's headers ask for") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
-  std::vector<uint8_t> payload = compressed_payload(input, Codec::kXz);
+  FramedPayload payload = compressed_payload(input, Codec::kXz, 0);
   // The largest region, 0x23000 bytes of text, sets every stream's dictionary (the header rounds
   // it up to 3 * 2^16); liblzma's own estimate for that dictionary sizes the work area.
   CHECK(xz_dictionary_for(3, 0x23000) == 0x23000);
@@ -184,33 +209,43 @@ TEST_CASE("xz: the work area holds the dictionary the first stream's headers ask
   uint64_t state = lzma_raw_decoder_memusage(filters);
   CHECK(state > 0x30000);
   uint64_t bytes = 0;
-  REQUIRE(codec_state_size(Codec::kXz, payload.data(), payload.size(), &bytes).ok());
+  REQUIRE(codec_state_size(Codec::kXz, payload.bytes.data(), payload.bytes.size(), &bytes).ok());
   CHECK(bytes == state);
   Run run = unpack(Codec::kXz, payload);
   check_kernel(run, input);
   CHECK(run.result.work.size() == kWorkSize + align_up(state, 4096));
-  CHECK(codec_state_size(Codec::kZstd, payload.data(), payload.size(), &bytes).ok());
+  CHECK(codec_state_size(Codec::kZstd, payload.bytes.data(), payload.bytes.size(), &bytes).ok());
   CHECK(bytes == 0);
 
   // A later stream with a larger dictionary than the first promised is refused before it writes.
-  std::vector<uint8_t> uneven;
+  FramedPayload uneven;
   PayloadElf elf = layout_compact(input);
-  for (Range r : elf.regions) {
-    CompressOptions options{Codec::kXz, 3, 1};
-    options.xz_dictionary = r.begin == 0 ? 4096 : 64 << 20;
-    REQUIRE(append_frame(options, std::span(elf.bytes.data() + r.begin, r.size()), uneven, "test").ok());
-  }
+  std::vector<FramePiece> pieces;
+  for (Range r : elf.regions) pieces.push_back({std::span(elf.bytes).subspan(r.begin, r.size()), Content::kBytes, r.begin});
+  // The first frame (the headers) asks for a 4 KiB dictionary, every later one for 64 MiB.
+  const uint8_t* headers = elf.bytes.data();
+  FrameWriter growing = [headers](const CompressOptions& options, std::span<const uint8_t> piece,
+                                  std::vector<uint8_t>& out, const std::string& name) {
+    CompressOptions o = options;
+    o.xz_dictionary = piece.data() == headers ? 4096 : 64 << 20;
+    return append_frame(o, piece, out, name);
+  };
+  REQUIRE(append_frames({Codec::kXz, 3, 1}, pieces, uneven, "test", nullptr, growing).ok());
   Run refused = unpack(Codec::kXz, uneven);
   REQUIRE_FALSE(refused.status.ok());
   CHECK(std::string(refused.status.message) == "xz stream needs more memory than the first one's headers said");
   CHECK(refused.memory->stray_writes({refused.image}).empty());
 
   // No check to verify: refused as well.
-  std::vector<uint8_t> unchecked(lzma_stream_buffer_bound(elf.regions[0].size()));
+  FramedPayload unchecked;
+  unchecked.bytes.resize(lzma_stream_buffer_bound(elf.regions[0].size()));
   size_t pos = 0;
   REQUIRE(lzma_easy_buffer_encode(1, LZMA_CHECK_NONE, nullptr, elf.bytes.data(), elf.regions[0].size(),
-                                  unchecked.data(), &pos, unchecked.size()) == LZMA_OK);
-  unchecked.resize(pos);
+                                  unchecked.bytes.data(), &pos, unchecked.bytes.size()) == LZMA_OK);
+  unchecked.bytes.resize(pos);
+  unchecked.frames.push_back(FrameEntry{});
+  unchecked.frames[0].payload_size = pos;
+  unchecked.frames[0].size = elf.regions[0].size();
   Run no_check = unpack(Codec::kXz, unchecked);
   REQUIRE_FALSE(no_check.status.ok());
   CHECK(std::string(no_check.status.message) == "xz stream has no check");
@@ -251,7 +286,7 @@ TEST_CASE("xz: a read-only segment that starts with code is two frames, decoded 
   CHECK(compact.regions[split + 1].begin == text.offset + 0x13020);
   CHECK(compact.regions[split + 1].end == text.offset + text.filesz);
 
-  Run run = unpack(Codec::kXz, compressed_payload(input, Codec::kXz));
+  Run run = unpack(Codec::kXz, compressed_payload(input, Codec::kXz, 0));
   check_kernel(run, input);
   CHECK(run.result.decoded == 0x23000 + 0x9000 + 0x2000 + 0x6000);
 
@@ -262,19 +297,65 @@ TEST_CASE("xz: a read-only segment that starts with code is two frames, decoded 
   CHECK(plain.code[0].size() == plain.kernel.segments[0].filesz);
 }
 
-TEST_CASE("a segment's frames must fill it: an empty frame inside a segment is refused") {
+TEST_CASE("frames are independent: cut into chunks, each decoded straight to its place and proved by its digest") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
-  PayloadElf elf = layout_compact(input);
-  std::vector<uint8_t> payload;
-  CompressOptions options{Codec::kZstd, 3, 1};
-  for (size_t i = 0; i < elf.regions.size(); ++i) {
-    Range r = elf.regions[i];
-    if (r.begin == elf.kernel.segments[0].offset) REQUIRE(append_frame(options, {}, payload, "test").ok());
-    REQUIRE(append_frame(options, std::span(elf.bytes.data() + r.begin, r.size()), payload, "test").ok());
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    CAPTURE(codec_name(codec));
+    FramedPayload payload = compressed_payload(input, codec);
+    // typical_segments: 0x23000 + 0x9000 + 0x2000 + 0x6000 bytes in 0x8000 chunks, after the headers.
+    CHECK(payload.frames.size() == 1 + 5 + 2 + 1 + 1);
+    for (size_t i = 1; i < payload.frames.size(); ++i) CHECK(payload.frames[i].size <= kTestChunk);
+    Run run = unpack(codec, payload);
+    check_kernel(run, input);
+    CHECK(run.result.frames == payload.frames.size() - 1);
+    if (digest_for(codec) != FrameDigest::kXxh3) continue;
+    // A digest that does not match what a frame decodes to stops the engine before the kernel runs.
+    FramedPayload wrong = payload;
+    wrong.frames[3].digest = wrong.frames[3].digest + 1;
+    Run refused = unpack(codec, wrong);
+    REQUIRE_FALSE(refused.status.ok());
+    CHECK(std::string(refused.status.message) == "payload frame digest mismatch (corrupt payload)");
+    CHECK(refused.status.a == 3);
   }
-  Run run = unpack(Codec::kZstd, payload);
-  REQUIRE_FALSE(run.status.ok());
-  CHECK(std::string(run.status.message) == "empty payload frame inside a segment");
+}
+
+TEST_CASE("the frame table is checked before any frame is decoded") {
+  FrameEntry good[3] = {{0, 10, 0, 100, 0}, {10, 20, 100, 200, 0}, {30, 5, 300, 8, 0}};
+  CHECK(check_frame_table(good, 3, 35, 8).ok());
+  CHECK(check_frame_table(good, 3, 35, 0).ok());
+  auto message = [](const FrameEntry* f, uint32_t n, uint64_t payload, uint64_t relocs) {
+    StubStatus status = check_frame_table(f, n, payload, relocs);
+    REQUIRE_FALSE(status.ok());
+    return std::string(status.message);
+  };
+  CHECK(message(good, 0, 35, 0) == "bad number of payload frames");
+  CHECK(message(good, kMaxFrames + 1, 35, 0) == "bad number of payload frames");
+  CHECK(message(good, 1, 10, 8) == "payload has no frame for its relocation table");
+  CHECK(message(good, 3, 36, 0) == "payload frames do not fill the payload");
+  CHECK(message(good, 3, 34, 0) == "payload frame lies outside the payload");
+  CHECK(message(good, 3, 35, 12) == "the last payload frame is not the relocation table");
+  FrameEntry gap[3] = {good[0], good[1], good[2]};
+  gap[1].payload_offset = 11;
+  CHECK(message(gap, 3, 35, 0) == "payload frames are not contiguous");
+  FrameEntry hole[3] = {good[0], good[1], good[2]};
+  hole[2].file_offset = 301;
+  CHECK(message(hole, 3, 35, 0) == "payload frames do not cover the kernel file in order");
+  FrameEntry empty[3] = {good[0], good[1], good[2]};
+  empty[1].size = 0;
+  CHECK(message(empty, 3, 35, 0) == "payload frame has a bad size");
+
+  // A frame must sit inside one segment's file bytes, or wholly between segments.
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  const KernelHeaders& k = layout_compact(input).kernel;
+  const LoadSegment& first = k.segments[0];
+  uint64_t offset = 0;
+  FrameEntry inside{0, 1, first.offset + 0x10, 0x20, 0};
+  REQUIRE(frame_target(k, inside, &offset).ok());
+  CHECK(offset == first.paddr - k.physical.begin + 0x10);
+  FrameEntry straddling{0, 1, first.offset + first.filesz - 0x10, 0x20, 0};
+  CHECK(std::string(frame_target(k, straddling, &offset).message) == "payload frame straddles a segment's edge");
+  FrameEntry past{0, 1, k.file_end - 0x10, 0x20, 0};
+  CHECK(std::string(frame_target(k, past, &offset).message) == "payload frame ends past the kernel's last segment");
 }
 
 TEST_CASE("no room for the kernel is an error, not a wild write") {

@@ -1,5 +1,7 @@
 #include "frame_decoder.h"
 
+#include <xxhash.h>
+
 #include "codec_config.h"
 #include "formats/frame_format.h"
 #include "formats/le.h"
@@ -60,8 +62,9 @@ StubStatus codec_state_size(Codec codec, const uint8_t* payload, uint64_t size, 
   return StubStatus::success();
 }
 
-StubStatus FrameDecoder::init(Codec codec, Arena& arena) {
+StubStatus FrameDecoder::init(Codec codec, Arena& arena, bool require_frame_check) {
   codec_ = codec;
+  require_frame_check_ = require_frame_check;
   arena_ = &arena;
   if (!has_decoder(codec)) return fail("unknown payload codec", static_cast<uint32_t>(codec));
   if (has_decoder(Codec::kZstd) && codec == Codec::kZstd) {
@@ -94,6 +97,11 @@ StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t*
   return status;
 }
 
+bool FrameDecoder::xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const {
+  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return XXH3_64bits(dst, size) == expected;
+  return false;
+}
+
 StubStatus FrameDecoder::decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
                                      uint64_t* consumed, uint64_t* produced) {
   if (capacity > 0xFFFFFFFFu) return fail("region too large for one gzip member", capacity);
@@ -123,8 +131,7 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
   if ((flags & kLz4VersionMask) != kLz4Version || (flags & (kLz4Reserved | kLz4DictId)) ||
       (block_descriptor & kLz4BlockDescriptorReserved))
     return fail("unsupported LZ4 frame descriptor", flags, block_descriptor);
-  // The packer always records the content checksum: without it the kernel could not be verified.
-  if (!(flags & kLz4ContentChecksum)) return fail("LZ4 frame has no content checksum");
+  if (require_frame_check_ && !(flags & kLz4ContentChecksum)) return fail("LZ4 frame has no content checksum");
   uint32_t block_size_id = block_descriptor >> 4;
   if (block_size_id < 4) return fail("bad LZ4 block size", block_size_id);
   uint64_t max_block = uint64_t{1} << (2 * block_size_id + 8);
@@ -169,9 +176,11 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
       at += 4;
     }
   }
-  if (available - at < 4) return fail("LZ4 frame truncated");
-  if (LZ4_XXH32(dst, written, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 content checksum mismatch");
-  at += 4;
+  if (flags & kLz4ContentChecksum) {
+    if (available - at < 4) return fail("LZ4 frame truncated");
+    if (LZ4_XXH32(dst, written, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 content checksum mismatch");
+    at += 4;
+  }
   if ((flags & kLz4ContentSize) && load_le<uint64_t>(src + 6) != written) return fail("LZ4 frame size mismatch", written);
   *consumed = at;
   *produced = written;
@@ -183,13 +192,13 @@ StubStatus FrameDecoder::decode_zstd(const uint8_t* src, uint64_t available, uin
   ZSTD_frameHeader header;
   size_t result = ZSTD_getFrameHeader(&header, src, available);
   if (ZSTD_isError(result) || result != 0 || header.frameType != ZSTD_frame) return fail("not a zstd frame");
-  if (!header.checksumFlag) return fail("zstd frame has no content checksum");
+  if (require_frame_check_ && !header.checksumFlag) return fail("zstd frame has no content checksum");
   if (header.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN && header.frameContentSize > capacity)
     return fail("zstd frame larger than its region", header.frameContentSize, capacity);
   size_t frame = ZSTD_findFrameCompressedSize(src, available);
   if (ZSTD_isError(frame)) return fail("corrupt or truncated zstd frame");
   // Single-pass decoding into the destination: the frame's history is the region itself, so zstd
-  // needs no window buffer, and it verifies the frame's XXH64 before returning.
+  // needs no window buffer, and it verifies the frame's XXH64 (if any) before returning.
   result = ZSTD_decompressDCtx(zstd_, dst, capacity, src, frame);
   if (ZSTD_isError(result)) {
     if (ZSTD_getErrorCode(result) == ZSTD_error_checksum_wrong) return fail("zstd content checksum mismatch");

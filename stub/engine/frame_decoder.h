@@ -1,6 +1,7 @@
-// Decodes one payload frame (gzip member, LZ4 frame, zstd frame or xz stream) straight into its destination,
-// verifying the frame's checksum. The packer writes one frame per region of the ELF file, so a
-// frame never straddles two destinations and no decoder keeps a copy of the kernel.
+// Decodes one payload frame (gzip member, LZ4 frame, zstd frame or xz stream) straight into its
+// destination, verifying the frame's own check when it has one. The packer cuts the ELF file into
+// frames that never straddle two destinations (frame_table.h), so no decoder keeps a copy of the
+// kernel.
 #pragma once
 
 #include <stdint.h>
@@ -28,13 +29,19 @@ StubStatus codec_state_size(Codec codec, const uint8_t* payload, uint64_t size, 
 
 class FrameDecoder {
  public:
-  // Takes the codec state from `arena`.
-  StubStatus init(Codec codec, Arena& arena);
+  // Takes the codec state from `arena`. With `require_frame_check`, every frame must carry the
+  // format's own check of its content (it is then what proves the frame); without it (the frame
+  // table's XXH3 does), a check that is present is still verified.
+  StubStatus init(Codec codec, Arena& arena, bool require_frame_check = true);
 
   // Decodes the frame at the start of src[0, available). Writes only within dst[0, capacity).
   // With `exact`, the frame must hold exactly `capacity` bytes.
   StubStatus decode(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, bool exact,
                     uint64_t* consumed, uint64_t* produced);
+
+  // XXH3-64 of dst[0, size) against `expected`: the frame table's digest (lz4 and zstd frames).
+  // Only the stubs whose codec uses it carry libxxhash; the others answer false.
+  bool xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const;
 
  private:
   StubStatus decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
@@ -47,6 +54,7 @@ class FrameDecoder {
                        uint64_t* consumed, uint64_t* produced);
 
   Codec codec_ = Codec::kRaw;
+  bool require_frame_check_ = true;
   Arena* arena_ = nullptr;
   ZSTD_DCtx_s* zstd_ = nullptr;
   z_stream_s* zlib_ = nullptr;

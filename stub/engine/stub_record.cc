@@ -35,6 +35,14 @@ StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset) {
   if (relocations % 4 || relocations > kMaxRelocationTable || (raw && relocations > payload_size))
     return fail("the kpack record's relocation table size is not whole words that fit the payload", relocations);
   if (info.flags & ~kStubRandomizeRawPhysically) return fail("unknown flags in the kpack record", info.flags);
+  uint32_t digest = info.digest, frames = info.frame_count;
+  if (digest > static_cast<uint32_t>(FrameDigest::kXxh3) || (digest == static_cast<uint32_t>(FrameDigest::kNone)) != raw)
+    return fail("the kpack record names no digest its codec can use", digest);
+  uint64_t table = info.frame_table_offset, table_bytes = uint64_t{frames} * sizeof(FrameEntry);
+  if (raw ? frames != 0 : (frames == 0 || frames > kMaxFrames))
+    return fail("the kpack record's frame count does not suit its codec", frames);
+  if (!raw && (table < stub_end || table > payload_offset || table_bytes > payload_offset - table))
+    return fail("the kpack record's frame table lies outside the space before the payload", table, frames);
   return StubStatus::success();
 }
 
@@ -53,6 +61,9 @@ StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint
   request.min_alignment = info.kernel_alignment;
   request.relocations_size = info.relocations_size;
   request.kaslr = kaslr;
+  request.frame_table_addr = image_base + info.frame_table_offset;
+  request.frame_count = info.frame_count;
+  request.digest = static_cast<FrameDigest>(uint32_t{info.digest});
   bool raw = request.codec == Codec::kRaw;
   // Raw payloads run where they were loaded unless the packer asked for the copy a random slot costs.
   if (raw && !(info.flags & kStubRandomizeRawPhysically)) request.kaslr.physical = false;

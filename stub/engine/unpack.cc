@@ -2,6 +2,7 @@
 
 #include "arena.h"
 #include "frame_decoder.h"
+#include "frame_table.h"
 #include "relocation_table.h"
 
 namespace kpack {
@@ -87,9 +88,11 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   return StubStatus::success();
 }
 
+// Every frame after the headers' goes straight to its place in the kernel (or, the relocation
+// table, to `table`); frames of bytes between segments are not decoded at all.
 StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                             UnpackTrace& trace, UnpackResult& r, FrameDecoder& decoder, uint8_t* scratch,
-                             const uint8_t* payload, uint64_t& cursor) {
+                             UnpackTrace& trace, UnpackResult& r, FrameDecoder& decoder, const uint8_t* payload,
+                             const FrameEntry* frames, uint8_t* table) {
   const KernelHeaders& k = r.kernel;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
@@ -97,34 +100,26 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   KPACK_TRY(place_kernel(request, room, r));
   trace.phase("placed", k.span());
 
-  uint64_t file_at = k.segments[0].offset;
-  for (uint32_t i = 0; i < k.segment_count; ++i) {
-    const LoadSegment& s = k.segments[i];
-    uint64_t consumed = 0, produced = 0;
-    if (s.offset > file_at) {
-      // Bytes between two segments come in a frame of their own and are not kept.
-      uint64_t gap = s.offset - file_at;
-      if (gap > kScratchSize) return fail("gap between segments larger than the scratch window", gap);
-      KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, scratch, gap, true, &consumed,
-                               &produced));
-      cursor += consumed;
+  uint8_t* kernel = memory.writable(r.base, k.span());
+  if (!kernel) return fail("kernel destination is not writable", r.base, k.span());
+  uint32_t elf_frames = request.frame_count - (request.relocations_size ? 1 : 0);
+  if (frames[elf_frames - 1].file_offset + frames[elf_frames - 1].size != k.file_end)
+    return fail("payload frames do not end with the kernel's last segment", k.file_end);
+  for (uint32_t i = 1; i < request.frame_count; ++i) {
+    uint8_t* dst = nullptr;
+    if (i < elf_frames) {
+      uint64_t offset = 0;
+      KPACK_TRY(frame_target(k, frames[i], &offset));
+      if (offset != kNotKept) dst = kernel + offset;
+    } else {
+      dst = table;
     }
-    if (s.filesz) {
-      uint8_t* dst = memory.writable(destination_of(r, s), s.filesz);
-      if (!dst) return fail("segment destination is not writable", destination_of(r, s), s.filesz);
-      // One frame, or several one after another (xz: the code the segment starts with, then the
-      // rest), each decoded straight to its place, the rest of the segment its output limit.
-      for (uint64_t done = 0; done < s.filesz; done += produced) {
-        KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, dst + done, s.filesz - done, false,
-                                 &consumed, &produced));
-        if (produced == 0) return fail("empty payload frame inside a segment", destination_of(r, s) + done);
-        cursor += consumed;
-        r.decoded += produced;
-      }
-    }
-    file_at = s.offset + s.filesz;
-    trace.phase("segment", s.filesz);
+    if (!dst) continue;
+    KPACK_TRY(decode_frame(decoder, payload, frames[i], i, request.digest, dst));
+    ++r.frames;
+    if (i < elf_frames) r.decoded += frames[i].size;
   }
+  trace.phase("segments", r.decoded);
   return StubStatus::success();
 }
 
@@ -179,25 +174,26 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     KPACK_TRY(unpack_raw(request, free, memory, trace, r));
     table = payload + request.payload_size - request.relocations_size;
   } else {
+    const uint64_t table_bytes = uint64_t{request.frame_count} * sizeof(FrameEntry);
+    const FrameEntry* frames = reinterpret_cast<const FrameEntry*>(
+        request.frame_count <= kMaxFrames ? memory.readable(request.frame_table_addr, table_bytes) : nullptr);
+    if (!frames || !request.image.contains(range_of(request.frame_table_addr, table_bytes)))
+      return fail("the payload's frame table lies outside the image", request.frame_table_addr, request.frame_count);
+    KPACK_TRY(check_frame_table(frames, request.frame_count, request.payload_size, request.relocations_size));
     FrameDecoder decoder;
-    KPACK_TRY(decoder.init(request.codec, arena));
-    uint64_t consumed = 0, produced = 0;
-    KPACK_TRY(decoder.decode(payload, request.payload_size, scratch, kScratchSize, false, &consumed, &produced));
-    KPACK_TRY(parse_kernel_headers(scratch, produced, ~0ull, &r.kernel));
-    if (produced != r.kernel.segments[0].offset)
-      return fail("first payload frame does not end where the first segment starts", produced);
+    KPACK_TRY(decoder.init(request.codec, arena, request.digest != FrameDigest::kXxh3));
+    // The first frame holds the ELF headers: decoded and proved before anything is parsed.
+    if (frames[0].size > kScratchSize) return fail("the kernel's ELF headers are larger than the scratch window", frames[0].size);
+    KPACK_TRY(decode_frame(decoder, payload, frames[0], 0, request.digest, scratch));
+    KPACK_TRY(parse_kernel_headers(scratch, frames[0].size, ~0ull, &r.kernel));
+    if (frames[0].size != r.kernel.segments[0].offset)
+      return fail("first payload frame does not end where the first segment starts", frames[0].size);
     honor_min_alignment(request, r.kernel);
-    trace.phase("headers", produced);
-    uint64_t cursor = consumed;
-    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, scratch, payload, cursor));
-    if (virtual_base) {
-      // The relocation table is the frame after the last segment's (stock images carry it there too).
-      uint8_t* decoded_table = work_bytes + kScratchSize + arena_size;
-      KPACK_TRY(decoder.decode(payload + cursor, request.payload_size - cursor, decoded_table,
-                               request.relocations_size, true, &consumed, &produced));
-      table = decoded_table;
-      trace.phase("relocation table", produced);
-    }
+    trace.phase("headers", frames[0].size);
+    // The relocation table is the last frame (stock images carry it after the ELF too).
+    uint8_t* decoded_table = virtual_base ? work_bytes + kScratchSize + arena_size : nullptr;
+    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, payload, frames, decoded_table));
+    table = decoded_table;
   }
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));
   KPACK_TRY(zero_tails(r, memory));

@@ -38,6 +38,11 @@ struct UnpackRequest {
   uint64_t min_alignment = 0;     // the kernel's physical alignment is at least this and its own
   uint64_t relocations_size = 0;  // the relocation table's bytes after the ELF in the payload
   KaslrRequest kaslr;
+  // Compressed payloads: the frame table (physical address, inside the image) and what proves
+  // each frame right.
+  uint64_t frame_table_addr = 0;
+  uint32_t frame_count = 0;
+  FrameDigest digest = FrameDigest::kNone;
 };
 
 struct UnpackResult {
@@ -48,6 +53,7 @@ struct UnpackResult {
   bool in_place = false;    // raw only: the segments were already where they run
   uint64_t moved = 0;       // bytes copied besides decoder output (raw not in place)
   uint64_t decoded = 0;     // bytes written by decoders
+  uint32_t frames = 0;      // frames decoded (bytes between segments are skipped)
   uint64_t physical_slots = 0;   // the random physical slot was one of these (0: not drawn)
   bool physical_fallback = false;  // asked to randomize, but no slot fit: the lowest fit instead
   uint64_t virtual_offset = 0;   // added to the kernel's virtual base (0: not moved)
