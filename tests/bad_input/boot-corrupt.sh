@@ -43,7 +43,7 @@ print(((d[0x1F1] or 4)+1)*512+off, length)' "$image")
 # The record sits right before kernel_info (formats/kpack_image.h); image_size is its 5th field.
 record=$(python3 -c 'import struct,sys
 d=open(sys.argv[1],"rb").read(0x270)
-print(((d[0x1F1] or 4)+1)*512+struct.unpack_from("<I",d,0x268)[0]-72)' "$image")
+print(((d[0x1F1] or 4)+1)*512+struct.unpack_from("<I",d,0x268)[0]-88)' "$image")
 if [[ $mode == record-magic ]]; then
     printf 'NOPE' | dd of="$image" bs=1 seek="$record" conv=notrunc status=none
 elif [[ $mode == record-image-size ]]; then

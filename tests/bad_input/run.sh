@@ -141,7 +141,7 @@ import struct, sys
 src, dst, field, value = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 0)
 d = bytearray(open(src, "rb").read())
 setup = ((d[0x1F1] or 4) + 1) * 512
-record = setup + struct.unpack_from("<I", d, 0x268)[0] - 72  # sizeof(StubInfo)
+record = setup + struct.unpack_from("<I", d, 0x268)[0] - 88  # sizeof(StubInfo), formats/kpack_image.h
 at = {"pref_address": (0x258, "<Q"), "magic": (record, "<Q"), "image_size": (record + 32, "<Q"),
       "kernel_alignment": (record + 48, "<Q"), "codec": (record + 12, "<I")}[field]
 struct.pack_into(at[1], d, at[0], value)
