@@ -1,4 +1,9 @@
-// kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz]
+// kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES]
+//
+// --threads N (N >= 2) adds the engine on N threads (the caller and N-1 helpers, as the stub's CPUs):
+// wall-clock medians of the engine on 1 and on N threads, interleaved, and their ratio.
+// --chunk cuts regions into frames of at most BYTES (0: whole regions) instead of the codec's
+// default (packer/frames.h), to measure what independent frames cost in size and speed.
 //
 // For each codec: packs VMLINUX in memory exactly as `kpack --CODEC` does, then times (median of N
 // interleaved runs, warm buffers, one thread, thread CPU time):
@@ -19,10 +24,12 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -34,6 +41,7 @@
 #include "bzimage_reader.h"
 #include "lean_memory.h"
 #include "stub_record.h"
+#include "thread_workers.h"
 
 using namespace kpack;
 
@@ -89,12 +97,14 @@ Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMem
   return l;
 }
 
-UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram, const KaslrRequest& kaslr = {}) {
+UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram, const KaslrRequest& kaslr = {}, uint32_t helpers = 0) {
   FreeMemory free;
   if (!free.add(Range{kImageBase, ram.size()}).ok()) die("FreeMemory.add");
   NoTrace trace;
   UnpackResult result;
-  StubStatus status = unpack_from_record(l.info, l.record_offset, kImageBase, kaslr, free, ram, trace, &result);
+  test::ThreadWorkers workers;
+  StubStatus status = unpack_from_record(l.info, l.record_offset, kImageBase, kaslr, free, ram, trace, &result,
+                                         helpers ? &workers : nullptr, helpers);
   if (!status.ok()) die(std::string("engine: ") + status.message);
   return result;
 }
@@ -157,18 +167,28 @@ uint64_t library_decode(Codec codec, std::span<const uint8_t> src, uint8_t* dst,
   return src.size();
 }
 
+double wall_seconds_of(const std::function<void()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 struct Row {
   std::string codec;
   uint64_t image = 0, segments = 0, moved = 0;
   double engine = 0, library = 0, stock = 0, memcpy = 0;
+  double wall_one = 0, wall_many = 0;  // --threads
   bool correct = false;
 };
 
-Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemory& ram) {
+Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<uint64_t> chunk, uint32_t threads,
+                bench::LeanMemory& ram) {
   PackOptions options;
   options.compress.codec = codec;
   options.compress.level = default_level(codec);
   options.compress.threads = std::max(1u, std::thread::hardware_concurrency());
+  // 0 asks for whole regions: no region is as large as 2^40 bytes.
+  if (chunk) options.compress.chunk_size = *chunk ? *chunk : uint64_t{1} << 40;
   std::fprintf(stderr, "packing %s...\n", codec_name(codec));
   Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "bench");
   if (!image) die(image.error().message);
@@ -204,9 +224,15 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
       std::memmove(destination.data() + (s.paddr - payload_elf.physical.begin), flat.data() + s.offset, s.filesz);
     }
   };
-  std::vector<double> engine, library, stock_times, copy;
+  std::vector<double> engine, library, stock_times, copy, wall_one, wall_many;
   for (int i = 0; i < runs; ++i) {  // interleaved so drift in machine load hits every variant alike
     engine.push_back(seconds_of([&] { run_engine(l, ram); }));
+    if (threads > 1) {
+      wall_one.push_back(wall_seconds_of([&] { run_engine(l, ram); }));
+      wall_many.push_back(wall_seconds_of([&] {
+        if (run_engine(l, ram, {}, threads - 1).workers_started != threads - 1) die("a helper thread did not start");
+      }));
+    }
     library.push_back(seconds_of([&] { library_decode(codec, l.payload, flat.data(), capacity); }));
     stock_times.push_back(seconds_of(stock));
     if (codec == Codec::kRaw) {
@@ -220,6 +246,8 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, bench::LeanMemo
   row.library = median(library);
   row.stock = median(stock_times);
   row.memcpy = copy.empty() ? 0 : median(copy);
+  row.wall_one = wall_one.empty() ? 0 : median(wall_one);
+  row.wall_many = wall_many.empty() ? 0 : median(wall_many);
   return row;
 }
 
@@ -256,14 +284,18 @@ int main(int argc, char** argv) {
     return engine_once(argv[2], argc == 4 && std::string(argv[3]) == "--kaslr");
   std::string path, codecs = "raw,gzip,lz4,zstd,xz";
   int runs = 11;
+  std::optional<uint64_t> chunk;
+  uint32_t threads = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--codecs" && i + 1 < argc) codecs = argv[++i];
+    else if (a == "--chunk" && i + 1 < argc) chunk = std::strtoull(argv[++i], nullptr, 0);
+    else if (a == "--threads" && i + 1 < argc) threads = std::clamp(std::atoi(argv[++i]), 1, int{kMaxFrameWorkers} + 1);
     else if (a[0] != '-' && path.empty()) path = a;
-    else die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz]");
+    else die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
   }
-  if (path.empty()) die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz]");
+  if (path.empty()) die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
   Result<KernelInput> input = load_kernel(path);
   if (!input) die(input.error().message);
   input->relocs.clear();  // the engine never decodes them; keep them out of the library's payload too
@@ -274,11 +306,14 @@ int main(int argc, char** argv) {
               "library", "stock", "memcpy", "eng/lib", "eng/stk", "moved", "check");
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     if (("," + codecs + ",").find(std::string(",") + codec_name(codec) + ",") == std::string::npos) continue;
-    Row r = bench_codec(*input, codec, runs, ram);
+    Row r = bench_codec(*input, codec, runs, chunk, threads, ram);
     std::printf("%-5s %10llu %10llu %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f %6llu %s\n", r.codec.c_str(),
                 static_cast<unsigned long long>(r.image), static_cast<unsigned long long>(r.segments),
                 r.engine * 1e3, r.library * 1e3, r.stock * 1e3, r.memcpy * 1e3, r.library / r.engine,
                 r.stock / r.engine, static_cast<unsigned long long>(r.moved), r.correct ? "ok" : "MISMATCH");
+    if (threads > 1)
+      std::printf("%-5s engine wall ms: 1 thread %.2f, %u threads %.2f, speedup %.2fx\n", r.codec.c_str(),
+                  r.wall_one * 1e3, threads, r.wall_many * 1e3, r.wall_one / r.wall_many);
     std::fflush(stdout);
   }
   return 0;

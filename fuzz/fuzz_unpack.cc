@@ -12,7 +12,8 @@
 //            input's last 4 bytes (little-endian; not part of the payload); the draws come from a
 //            hash of the input
 //   machine  bits 0-1 RAM size; bit 2 payload position; bits 3-4 lowest kernel address;
-//            bit 5 an initrd; bit 6 a reserved hole in RAM
+//            bit 5 an initrd; bit 6 a reserved hole in RAM; bit 7 two helper threads decode
+//            frames alongside (the parallel path: the queue, per-frame verification)
 //   frames   how many FrameEntry records follow (compressed codecs; loaded right before the payload)
 #include <algorithm>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include "fuzz_check.h"
 #include "guarded_memory.h"
 #include "relocation_table.h"
+#include "thread_workers.h"
 #include "unpack.h"
 
 using namespace kpack;
@@ -161,6 +163,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(free.add(Range{kRamBase, kRamBase + m.ram_size}).ok());
   FUZZ_CHECK(free.remove(m.boot_params).ok() && free.remove(m.initrd).ok() && free.remove(m.hole).ok());
 
+  kpack::test::ThreadWorkers workers;
+  if (data[1] & 0x80) request.workers = &workers, request.max_workers = 2;
   NoTrace trace;
   UnpackResult result;
   StubStatus status = unpack_kernel(request, free, memory, trace, &result);

@@ -159,6 +159,7 @@ void unpack_seeds() {
     FramedPayload payload = compact_payload(spread, codec);
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-kaslr", with_kaslr(codec, 0x03, payload, table));
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-basic", unpack_input(codec, 0x01, payload));
+    write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-threads", unpack_input(codec, 0x81, payload));
     write_seed("fuzz_unpack", std::string(codec_name(codec)) + "-initrd-hole",
                unpack_input(codec, 0x01 | 0x20 | 0x40 | 0x08, payload));
   }

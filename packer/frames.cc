@@ -13,7 +13,16 @@
 
 namespace kpack {
 
-uint64_t default_chunk_size(Codec codec) { return codec == Codec::kXz ? 0 : uint64_t{1} << 20; }
+uint64_t default_chunk_size(Codec codec) {
+  switch (codec) {
+    case Codec::kGzip:
+    case Codec::kLz4: return uint64_t{1} << 20;
+    case Codec::kZstd: return uint64_t{6} << 20;
+    case Codec::kRaw:
+    case Codec::kXz: break;
+  }
+  return 0;
+}
 
 Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces, FramedPayload& out,
                      const std::string& name, const FrameProgress& progress, const FrameWriter& write_frame) {
@@ -66,11 +75,14 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
 
 namespace {
 
-// Cuts [begin, end) into pieces of at most `chunk` bytes (0: one piece).
+// Cuts `region` into the fewest pieces of at most `chunk` bytes (0: one piece), all of about the
+// same size (whole pages but the last), so that no CPU gets a much larger frame than another.
 void cut(const std::vector<uint8_t>& bytes, Range region, uint64_t chunk, Content content,
          std::vector<FramePiece>& pieces) {
+  uint64_t count = chunk ? (region.size() + chunk - 1) / chunk : 1;
+  uint64_t piece = count > 1 ? std::min(chunk, (region.size() / count + 4095) & ~uint64_t{4095}) : region.size();
   for (uint64_t at = region.begin; at < region.end;) {
-    uint64_t size = chunk ? std::min(chunk, region.end - at) : region.end - at;
+    uint64_t size = std::min(piece, region.end - at);
     pieces.push_back({std::span(bytes).subspan(at, size), content, at, false});
     at += size;
   }

@@ -83,6 +83,11 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
     std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
                  uint64_t{info.min_kernel_address},
                  kernel && info.min_kernel_address == kernel->physical.begin ? " (its link address)" : "");
+    if (codec != Codec::kRaw) {
+      FrameDigest digest = static_cast<FrameDigest>(uint32_t{info.digest});
+      std::fprintf(out, "frames: %u independent, each proved by %s\n", uint32_t{info.frame_count},
+                   digest == FrameDigest::kXxh3 ? "XXH3-64 in the frame table" : "the format's own check");
+    }
     // What the stub randomizes unless the command line says nokaslr.
     bool physical = codec != Codec::kRaw || (info.flags & kStubRandomizeRawPhysically);
     std::fprintf(out, "kaslr: physical %s, virtual %s\n",

@@ -254,4 +254,9 @@ TEST_CASE("kpack info says what an image randomizes") {
   CHECK(info_of(Codec::kZstd, false, false).find("virtual no (no relocation table)") != std::string::npos);
   CHECK(info_of(Codec::kRaw, true, false).find("kaslr: physical no (raw: runs where loaded") != std::string::npos);
   CHECK(info_of(Codec::kRaw, true, true).find("kaslr: physical yes") != std::string::npos);
+  // And how its frames are proved: the synthetic kernel's headers, 4 segments and the table.
+  CHECK(lz4.find("frames: 6 independent, each proved by XXH3-64 in the frame table") != std::string::npos);
+  CHECK(info_of(Codec::kGzip, false, false).find("frames: 5 independent, each proved by the format's own check") !=
+        std::string::npos);
+  CHECK(info_of(Codec::kRaw, true, false).find("frames:") == std::string::npos);
 }

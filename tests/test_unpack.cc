@@ -23,6 +23,7 @@
 #include "simulated_memory.h"
 #include "same_segment.h"
 #include "synthetic_kernel.h"
+#include "thread_workers.h"
 #include "unpack.h"
 
 using namespace kpack;
@@ -80,7 +81,7 @@ struct Run {
 // Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
 // [1 MiB, 128 MiB).
 Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImageBase,
-           uint64_t min_kernel = 0x200000) {
+           uint64_t min_kernel = 0x200000, uint32_t threads = 0) {
   const std::vector<uint8_t>& payload = framed.bytes;
   Run run;
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
@@ -98,6 +99,8 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   request.frame_table_addr = image_base + kFrameTableOffset;
   request.frame_count = static_cast<uint32_t>(framed.frames.size());
   request.digest = digest_for(codec);
+  test::ThreadWorkers workers;
+  if (threads) request.workers = &workers, request.max_workers = threads;
   CountingTrace trace;
   run.status = unpack_kernel(request, free, *run.memory, trace, &run.result);
   return run;
@@ -316,6 +319,32 @@ TEST_CASE("frames are independent: cut into chunks, each decoded straight to its
     REQUIRE_FALSE(refused.status.ok());
     CHECK(std::string(refused.status.message) == "payload frame digest mismatch (corrupt payload)");
     CHECK(refused.status.a == 3);
+  }
+}
+
+TEST_CASE("helpers decode frames alongside the caller: the same kernel, and the lowest failing frame reported") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
+    CAPTURE(codec_name(codec));
+    FramedPayload payload = compressed_payload(input, codec);
+    Run run = unpack(codec, payload, kImageBase, 0x200000, 3);
+    check_kernel(run, input);
+    CHECK(run.result.workers_started == 3);
+    CHECK(run.result.frames == payload.frames.size() - 1);
+    CHECK(run.result.frames_by_caller <= run.result.frames);
+    // Each helper has a codec state of its own in the work area.
+    Run single = unpack(codec, payload);
+    CHECK(run.result.work.size() > single.result.work.size());
+    if (digest_for(codec) != FrameDigest::kXxh3) continue;
+    FramedPayload wrong = payload;
+    wrong.frames[7].digest = wrong.frames[7].digest + 1;
+    wrong.frames[2].digest = wrong.frames[2].digest + 1;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      Run refused = unpack(codec, wrong, kImageBase, 0x200000, 3);
+      REQUIRE_FALSE(refused.status.ok());
+      CHECK(std::string(refused.status.message) == "payload frame digest mismatch (corrupt payload)");
+      CHECK(refused.status.a == 2);
+    }
   }
 }
 

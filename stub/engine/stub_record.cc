@@ -48,7 +48,8 @@ StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset) {
 
 StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint64_t image_base,
                               const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
-                              UnpackTrace& trace, UnpackResult* result) {
+                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers,
+                              uint32_t max_workers) {
   KPACK_TRY(check_stub_record(info, record_offset));
   UnpackRequest request;
   request.codec = static_cast<Codec>(uint32_t{info.codec});
@@ -64,6 +65,8 @@ StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint
   request.frame_table_addr = image_base + info.frame_table_offset;
   request.frame_count = info.frame_count;
   request.digest = static_cast<FrameDigest>(uint32_t{info.digest});
+  request.workers = workers;
+  request.max_workers = max_workers;
   bool raw = request.codec == Codec::kRaw;
   // Raw payloads run where they were loaded unless the packer asked for the copy a random slot costs.
   if (raw && !(info.flags & kStubRandomizeRawPhysically)) request.kaslr.physical = false;

@@ -22,6 +22,7 @@ StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset);
 // randomized as `kaslr` asks (a raw image moves to a random slot only if its record says so).
 StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint64_t image_base,
                               const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
-                              UnpackTrace& trace, UnpackResult* result);
+                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers = nullptr,
+                              uint32_t max_workers = 0);
 
 }  // namespace kpack

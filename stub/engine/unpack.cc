@@ -88,11 +88,74 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   return StubStatus::success();
 }
 
+// The frames after the headers', handed out one at a time to the caller and its helpers. A
+// worker stops at its first error; the engine reports the error of the lowest failing frame.
+struct FrameQueue {
+  const KernelHeaders* kernel;
+  const FrameEntry* frames;
+  const uint8_t* payload;
+  uint8_t* kernel_bytes;  // the kernel's physical range, from its lowest segment
+  uint8_t* table;         // where the relocation table goes (nullptr: not decoded)
+  uint32_t elf_frames, count;
+  Codec codec;
+  FrameDigest digest;
+  FrameDecoder* caller_decoder;
+  uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
+  uint64_t arena_size;
+  uint32_t next = 1;
+  uint32_t failed = 0;
+  uint64_t decoded = 0;
+  uint32_t frames_by[kMaxFrameWorkers + 1] = {};
+  uint32_t fail_index[kMaxFrameWorkers + 1] = {};
+  StubStatus status[kMaxFrameWorkers + 1] = {};
+};
+
+void decode_frames(void* arg, uint32_t worker) {
+  FrameQueue& q = *static_cast<FrameQueue*>(arg);
+  FrameDecoder own;
+  FrameDecoder* decoder = q.caller_decoder;
+  Arena arena;
+  if (worker != 0) {
+    arena = Arena(q.helper_arenas + (worker - 1) * q.arena_size, q.arena_size);
+    q.status[worker] = own.init(q.codec, arena, q.digest != FrameDigest::kXxh3);
+    if (!q.status[worker].ok()) {
+      q.fail_index[worker] = 0;
+      __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
+      return;
+    }
+    decoder = &own;
+  }
+  while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
+    uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
+    if (i >= q.count) return;
+    uint8_t* dst = q.table;
+    if (i < q.elf_frames) {
+      uint64_t offset = 0;
+      StubStatus where = frame_target(*q.kernel, q.frames[i], &offset);
+      if (!where.ok()) {
+        q.status[worker] = where, q.fail_index[worker] = i;
+        __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
+        return;
+      }
+      dst = offset == kNotKept ? nullptr : q.kernel_bytes + offset;
+    }
+    if (!dst) continue;
+    StubStatus status = decode_frame(*decoder, q.payload, q.frames[i], i, q.digest, dst);
+    if (!status.ok()) {
+      q.status[worker] = status, q.fail_index[worker] = i;
+      __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
+      return;
+    }
+    ++q.frames_by[worker];
+    if (i < q.elf_frames) __atomic_fetch_add(&q.decoded, uint64_t{q.frames[i].size}, __ATOMIC_RELAXED);
+  }
+}
+
 // Every frame after the headers' goes straight to its place in the kernel (or, the relocation
-// table, to `table`); frames of bytes between segments are not decoded at all.
+// table, to `table`), on the caller and whatever helpers start; frames of bytes between segments
+// are not decoded at all.
 StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                             UnpackTrace& trace, UnpackResult& r, FrameDecoder& decoder, const uint8_t* payload,
-                             const FrameEntry* frames, uint8_t* table) {
+                             UnpackTrace& trace, UnpackResult& r, FrameQueue& q, uint32_t helpers) {
   const KernelHeaders& k = r.kernel;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
@@ -100,25 +163,25 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   KPACK_TRY(place_kernel(request, room, r));
   trace.phase("placed", k.span());
 
-  uint8_t* kernel = memory.writable(r.base, k.span());
-  if (!kernel) return fail("kernel destination is not writable", r.base, k.span());
-  uint32_t elf_frames = request.frame_count - (request.relocations_size ? 1 : 0);
-  if (frames[elf_frames - 1].file_offset + frames[elf_frames - 1].size != k.file_end)
+  q.kernel = &r.kernel;
+  q.kernel_bytes = memory.writable(r.base, k.span());
+  if (!q.kernel_bytes) return fail("kernel destination is not writable", r.base, k.span());
+  q.elf_frames = request.frame_count - (request.relocations_size ? 1 : 0);
+  const FrameEntry& last = q.frames[q.elf_frames - 1];
+  if (last.file_offset + last.size != k.file_end)
     return fail("payload frames do not end with the kernel's last segment", k.file_end);
-  for (uint32_t i = 1; i < request.frame_count; ++i) {
-    uint8_t* dst = nullptr;
-    if (i < elf_frames) {
-      uint64_t offset = 0;
-      KPACK_TRY(frame_target(k, frames[i], &offset));
-      if (offset != kNotKept) dst = kernel + offset;
-    } else {
-      dst = table;
-    }
-    if (!dst) continue;
-    KPACK_TRY(decode_frame(decoder, payload, frames[i], i, request.digest, dst));
-    ++r.frames;
-    if (i < elf_frames) r.decoded += frames[i].size;
+  if (helpers) r.workers_started = request.workers->start(decode_frames, &q, helpers);
+  decode_frames(&q, 0);
+  if (helpers) request.workers->finish();
+  uint32_t first_failure = ~0u;
+  StubStatus status = StubStatus::success();
+  for (uint32_t w = 0; w <= r.workers_started; ++w) {
+    r.frames += q.frames_by[w];
+    if (!q.status[w].ok() && q.fail_index[w] < first_failure) status = q.status[w], first_failure = q.fail_index[w];
   }
+  KPACK_TRY(status);
+  r.frames_by_caller = q.frames_by[0];
+  r.decoded = q.decoded;
   trace.phase("segments", r.decoded);
   return StubStatus::success();
 }
@@ -153,12 +216,18 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   uint64_t codec_state = 0;
   if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
   uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
-  uint64_t work_size = kScratchSize + arena_size + table_room;
+  // Each helper decodes with a codec state of its own; as many as the memory allows.
+  uint32_t helpers = !compressed || !request.workers ? 0
+                     : request.max_workers < kMaxFrameWorkers ? request.max_workers : kMaxFrameWorkers;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
-  uint64_t work = 0;
-  if (!room.highest_fit(work_size, 4096, &work)) return fail("no room for the stub's work area", work_size);
+  uint64_t work = 0, work_size = 0;
+  for (;; --helpers) {
+    work_size = kScratchSize + (1 + helpers) * arena_size + table_room;
+    if (room.highest_fit(work_size, 4096, &work)) break;
+    if (helpers == 0) return fail("no room for the stub's work area", work_size);
+  }
   r.work = range_of(work, work_size);
   uint8_t* work_bytes = memory.writable(work, work_size);
   if (!work_bytes) return fail("work area is not writable", work);
@@ -191,8 +260,10 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     honor_min_alignment(request, r.kernel);
     trace.phase("headers", frames[0].size);
     // The relocation table is the last frame (stock images carry it after the ELF too).
-    uint8_t* decoded_table = virtual_base ? work_bytes + kScratchSize + arena_size : nullptr;
-    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, decoder, payload, frames, decoded_table));
+    uint8_t* decoded_table = virtual_base ? work_bytes + kScratchSize + (1 + helpers) * arena_size : nullptr;
+    FrameQueue queue{nullptr, frames, payload, nullptr, decoded_table, 0, request.frame_count, request.codec,
+                     request.digest, &decoder, work_bytes + kScratchSize + arena_size, arena_size};
+    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, queue, helpers));
     table = decoded_table;
   }
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));

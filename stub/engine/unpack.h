@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "formats/kpack_image.h"
+#include "frame_workers.h"
 #include "free_memory.h"
 #include "kaslr.h"
 #include "kernel_headers.h"
@@ -43,6 +44,10 @@ struct UnpackRequest {
   uint64_t frame_table_addr = 0;
   uint32_t frame_count = 0;
   FrameDigest digest = FrameDigest::kNone;
+  // Helpers that decode frames alongside the caller (nullptr: the caller alone), and how many at
+  // most (each costs a codec state in the work area).
+  FrameWorkers* workers = nullptr;
+  uint32_t max_workers = 0;
 };
 
 struct UnpackResult {
@@ -54,6 +59,8 @@ struct UnpackResult {
   uint64_t moved = 0;       // bytes copied besides decoder output (raw not in place)
   uint64_t decoded = 0;     // bytes written by decoders
   uint32_t frames = 0;      // frames decoded (bytes between segments are skipped)
+  uint32_t workers_started = 0;  // helpers that decoded alongside the caller
+  uint32_t frames_by_caller = 0;  // of `frames`, how many the caller decoded itself
   uint64_t physical_slots = 0;   // the random physical slot was one of these (0: not drawn)
   bool physical_fallback = false;  // asked to randomize, but no slot fit: the lowest fit instead
   uint64_t virtual_offset = 0;   // added to the kernel's virtual base (0: not moved)
