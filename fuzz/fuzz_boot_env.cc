@@ -86,7 +86,8 @@ void check_smp_readers(const boot::BootParams& params, const BootEnvironment& en
   if (!find_trampoline_page(params, kParamsAddr, env, image, &page)) return;
   Range p = range_of(page, kTrampolinePageSize);
   FUZZ_CHECK(page % kTrampolinePageSize == 0 && page >= kTrampolineFloor && p.end <= kTrampolineCeiling);
-  FUZZ_CHECK(std::any_of(ram_of(params).begin(), ram_of(params).end(), [&](Range r) { return r.contains(p); }));
+  std::vector<Range> ram = ram_of(params);
+  FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(p); }));
   for (Range l : live_ranges(params, env, memory)) FUZZ_CHECK(l.empty() || !l.overlaps(p));
 }
 
