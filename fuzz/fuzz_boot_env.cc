@@ -3,15 +3,21 @@
 // the loader claims, the free memory the stub then places the kernel in must be usable RAM below
 // MAXMEM (64 TiB) and above 1 MiB, and must exclude everything the loader handed over.
 //
+// Then the SMP layer's readers of the same memory: find_cpus from the RSDP boot_params names (or
+// the MP table) lists distinct processors, at most kMaxCpus, and only reads; the trampoline page is
+// a free RAM page below 0x9F000 outside boot_params, the command line and the initrd.
+//
 // Input: the first 4096 bytes are boot_params (zero-padded); the rest is low memory at kLowBase,
 // where boot_params itself also sits, so the command line and setup_data can point at it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "acpi_madt.h"
 #include "boot_environment.h"
 #include "fuzz_check.h"
 #include "simulated_memory.h"
+#include "trampoline_page.h"
 
 using namespace kpack;
 using kpack::test::SimulatedMemory;
@@ -65,6 +71,26 @@ void check_free(const FreeMemory& free, const std::vector<Range>& ram, const std
   }
 }
 
+void check_smp_readers(const boot::BootParams& params, const BootEnvironment& env, SimulatedMemory& memory) {
+  CpuList cpus;
+  StubStatus status = find_cpus(memory, params.acpi_rsdp_addr, &cpus);
+  FUZZ_CHECK(memory.granted().empty());
+  if (status.ok()) {
+    FUZZ_CHECK(cpus.count <= kMaxCpus && cpus.source != CpuTable::kNone);
+    for (uint32_t i = 0; i < cpus.count; ++i) FUZZ_CHECK(cpu_index_of(cpus, cpus.apic_id[i]) == int32_t(i));
+  } else {
+    FUZZ_CHECK(status.message && status.message[0]);
+  }
+  Range image{0x100000, 0x200000};
+  uint64_t page;
+  if (!find_trampoline_page(params, kParamsAddr, env, image, &page)) return;
+  Range p = range_of(page, kTrampolinePageSize);
+  FUZZ_CHECK(page % kTrampolinePageSize == 0 && page >= kTrampolineFloor && p.end <= kTrampolineCeiling);
+  std::vector<Range> ram = ram_of(params);
+  FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(p); }));
+  for (Range l : live_ranges(params, env, memory)) FUZZ_CHECK(l.empty() || !l.overlaps(p));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -91,5 +117,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)command_line_has(reinterpret_cast<const char*>(text), length, "kpack.debug");
   }
   check_free(env.free, ram_of(params), live_ranges(params, env, memory));
+  check_smp_readers(params, env, memory);
   return 0;
 }

@@ -198,6 +198,38 @@ void boot_env_seeds() {
   p.ext_cmd_line_ptr = 0;
   put(memory, 0, p);
   write_seed("fuzz_boot_env", "no-initrd-no-setup-data", Bytes(memory.begin(), memory.begin() + 0x1100));
+
+  // The ACPI tables the SMP layer reads: RSDP 2.0 -> XSDT -> MADT with two Local APIC entries,
+  // a disabled one and a Local x2APIC entry; checksums right.
+  auto checksum = [&](uint64_t at, uint64_t length, uint64_t field) {
+    uint8_t sum = 0;
+    for (uint64_t i = 0; i < length; ++i) sum = static_cast<uint8_t>(sum + memory[at + i]);
+    memory[at + field] = static_cast<uint8_t>(memory[at + field] - sum);
+  };
+  auto header = [&](uint64_t at, const char* signature, uint32_t length) {
+    std::memcpy(memory.data() + at, signature, 4);
+    put(memory, at + 4, uint32_t{length});
+    memory[at + 8] = 5;
+  };
+  constexpr uint64_t kRsdp = 0x2800, kXsdt = 0x2840, kMadt = 0x2880;
+  std::memcpy(memory.data() + kRsdp, "RSD PTR ", 8);
+  memory[kRsdp + 15] = 2;
+  put(memory, kRsdp + 20, uint32_t{36});
+  put(memory, kRsdp + 24, uint64_t{kBase + kXsdt});
+  checksum(kRsdp, 20, 8);
+  checksum(kRsdp, 36, 32);
+  header(kXsdt, "XSDT", 44);
+  put(memory, kXsdt + 36, uint64_t{kBase + kMadt});
+  checksum(kXsdt, 44, 9);
+  const uint8_t entries[] = {0, 8, 0, 0, 1, 0, 0, 0,  0, 8, 1, 1, 1, 0, 0, 0,  0, 8, 2, 2, 0, 0, 0, 0,
+                             9, 16, 0, 0, 0x2C, 1, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0};
+  header(kMadt, "APIC", 44 + sizeof(entries));
+  put(memory, kMadt + 36, uint32_t{0xFEE00000});
+  std::memcpy(memory.data() + kMadt + 44, entries, sizeof(entries));
+  checksum(kMadt, 44 + sizeof(entries), 9);
+  p.acpi_rsdp_addr = kBase + kRsdp;
+  put(memory, 0, p);
+  write_seed("fuzz_boot_env", "acpi-madt", memory);
 }
 
 }  // namespace

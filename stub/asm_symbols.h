@@ -43,4 +43,11 @@ void apply_relocations(uint8_t* base) KPACK_ASM_SYMBOL;
 uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubInfo* record)
     KPACK_ASM_SYMBOL;
 
+// smp/ap_trampoline16.S: the application processors' trampoline, copied below 1 MiB; the labels
+// of its 32- and 64-bit parts locate its far jumps' targets in the copy.
+extern const uint8_t ap_trampoline_start[] KPACK_ASM_SYMBOL;
+extern const uint8_t ap_trampoline_code32[] KPACK_ASM_SYMBOL;
+extern const uint8_t ap_trampoline_code64[] KPACK_ASM_SYMBOL;
+extern const uint8_t ap_trampoline_end[] KPACK_ASM_SYMBOL;
+
 }  // extern "C"

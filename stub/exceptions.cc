@@ -93,6 +93,10 @@ void install_exception_handlers() {
       reinterpret_cast<const void*>(vector_30), reinterpret_cast<const void*>(vector_31),
   };
   for (int v = 0; v < kVectors; ++v) set_gate(v, handlers[v]);
+  load_exception_handlers();
+}
+
+void load_exception_handlers() {
   struct [[gnu::packed]] {
     uint16_t limit;
     uint64_t base;

@@ -8,6 +8,9 @@ namespace kpack {
 
 [[noreturn]] void halt();
 
+// Prints "PREFIX MESSAGE (A, B)" and a newline: an error the boot goes on after.
+void print_status(const char* prefix, StubStatus status);
+
 // Prints "kpack: error: MESSAGE (A, B)" and "kpack: halted; the kernel was not started".
 [[noreturn]] void halt_with(StubStatus status);
 

@@ -101,4 +101,20 @@ bool command_line_has(const char* text, uint64_t length, const char* word) {
   return false;
 }
 
+uint64_t command_line_number(const char* text, uint64_t length, const char* key, uint64_t fallback) {
+  uint64_t key_length = command_line_length(key, 256);
+  uint64_t result = fallback;
+  for (uint64_t i = 0; i + key_length + 1 < length; ++i) {
+    if (i > 0 && text[i - 1] != ' ') continue;
+    uint64_t k = 0;
+    while (k < key_length && text[i + k] == key[k]) ++k;
+    if (k != key_length || text[i + k] != '=') continue;
+    uint64_t at = i + k + 1, value = 0, digits = 0;
+    for (; at < length && text[at] >= '0' && text[at] <= '9' && digits < 19; ++at, ++digits)
+      value = value * 10 + static_cast<uint64_t>(text[at] - '0');
+    if (digits && (at == length || text[at] == ' ' || text[at] == 0)) result = value;
+  }
+  return result;
+}
+
 }  // namespace kpack

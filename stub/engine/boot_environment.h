@@ -30,4 +30,8 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
 // True when the command line holds `word` as a whole space-separated token.
 bool command_line_has(const char* command_line, uint64_t length, const char* word);
 
+// The decimal N of the last `key=N` token (e.g. kpack.cpus=4); `fallback` when there is none or
+// N is not a plain decimal number.
+uint64_t command_line_number(const char* command_line, uint64_t length, const char* key, uint64_t fallback);
+
 }  // namespace kpack

@@ -26,6 +26,8 @@
  *                       KPACK_EDD int13_dev80=present|absent
  *                       KPACK_EDD int13_dev80/<file>=<contents, lines joined by " | ">
  *                       (raw_data and mbr_signature as they are, raw_data in hex)
+ * For the SMP tests (tests/smp):
+ *   kpack.cpuonline   KPACK_CPU_ONLINE <first line of /sys/devices/system/cpu/online> (e.g. 0-3)
  * If the initramfs holds /edd.ko (the CONFIG_EDD=m kernels' module, tests/setup16/make-initramfs-edd.sh)
  * it is loaded first, so /sys/firmware/edd exists.
  */
@@ -264,8 +266,14 @@ int main(void)
     find_line("/proc/cmdline", "", cmdline, sizeof cmdline);
     int want_params = strstr(cmdline, "kpack.bootparams") != NULL;
     int want_screen = strstr(cmdline, "kpack.screen") != NULL;
-    if (want_params || want_screen)
+    int want_cpus = strstr(cmdline, "kpack.cpuonline") != NULL;
+    if (want_params || want_screen || want_cpus)
         (void)mount("sysfs", "/sys", "sysfs", 0, NULL);
+    if (want_cpus) {
+        char online[64];
+        find_line("/sys/devices/system/cpu/online", "", online, sizeof online);
+        emit("KPACK_CPU_ONLINE %s%s", online[0] ? online : "unreadable", strchr(online, '\n') ? "" : "\n");
+    }
     if (want_screen)
         load_edd_module();
     if (want_params)

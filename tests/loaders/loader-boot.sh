@@ -25,7 +25,8 @@
 #
 # For other suites (tests/setup16): QEMU ARGS are added to the machine; KPACK_APPEND is added to
 # the kernel command line of every loader; KPACK_LOADER_TAG is appended to the names of the files
-# this test writes (logs, ISOs), so such runs leave the matrix's logs alone.
+# this test writes (logs, ISOs), so such runs leave the matrix's logs alone; KPACK_STOP_ON_MARKER=1
+# ends QEMU at the marker.
 set -euo pipefail
 
 [[ $# -ge 4 ]] || { echo "usage: $0 KPACK_BINARY LOADER IMAGE BUILD_DIR [QEMU ARGS...]" >&2; exit 2; }
@@ -59,6 +60,8 @@ esac
 ovmf=/usr/share/qemu/OVMF.fd
 log=$out/$name.serial.log
 boot=("$boot_sh" --timeout "$timeout_s" --log "$log")
+# KPACK_STOP_ON_MARKER=1: for machines whose power-off does not end QEMU (e.g. -no-acpi).
+[[ -z ${KPACK_STOP_ON_MARKER:-} ]] || boot+=(--stop-on-marker)
 
 case $loader in
     seabios)
@@ -139,7 +142,7 @@ EOF
         # TCG allocates guest RAM lazily, so 6 GiB costs only what the kernels touch.
         mem=1G; [[ $loader != kexec-high ]] || mem=6G
         status=0
-        KPACK_APPEND="kpack_kexec_flags=$flags" \
+        KPACK_APPEND="kpack_kexec_flags=$flags ${KPACK_APPEND:-}" \
             "${boot[@]}" "$vmlinuz" "$stage1" -m "$mem" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$stage1"
         # The point of kexec-high is an image above 4 GiB: make sure it was (kpack.debug says).

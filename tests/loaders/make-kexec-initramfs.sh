@@ -50,8 +50,10 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 flags=$(sed -n 's/.*kpack_kexec_flags=\([^ ]*\).*/\1/p' /proc/cmdline)
 echo "kpack-kexec: kexec $flags -l /image"
-# kpack.debug: the stub reports where the kexec loader put it and where the kernel went.
-if kexec $flags -l /image --initrd=/stage2.cpio.gz --append="console=ttyS0 panic=-1 kpack.debug"; then
+# kpack.debug: the stub reports where the kexec loader put it and where the kernel went. Other
+# kpack.* words of this command line (the tests' requests, e.g. kpack.cpuonline) go along.
+words=$(tr ' ' '\n' < /proc/cmdline | grep '^kpack\.' | grep -v '^kpack\.debug$' | tr '\n' ' ')
+if kexec $flags -l /image --initrd=/stage2.cpio.gz --append="console=ttyS0 panic=-1 kpack.debug $words"; then
     echo "kpack-kexec: loaded; kexec -e"
     kexec -e
 fi

@@ -1,0 +1,95 @@
+#include "local_apic.h"
+
+#include "boot_kernel.h"
+
+namespace kpack::smp {
+namespace {
+
+constexpr uint32_t kMsrApicBase = 0x1B;
+constexpr uint64_t kApicBaseX2apic = 1u << 10, kApicBaseEnabled = 1u << 11;
+constexpr uint64_t kApicBaseAddressMask = 0x000FFFFFFFFFF000ull;
+constexpr uint32_t kX2apicMsrBase = 0x800;  // register offset >> 4 is the MSR's index from here
+
+// Register offsets (Intel SDM vol. 3, table 11-1).
+constexpr uint32_t kSvr = 0x0F0, kIcrLow = 0x300, kIcrHigh = 0x310;
+constexpr uint32_t kSvrEnabled = 1u << 8, kSpuriousVector = 0xFF;
+// ICR fields.
+constexpr uint32_t kDeliveryInit = 5u << 8, kDeliveryStartup = 6u << 8;
+constexpr uint32_t kLevelAssert = 1u << 14, kTriggerLevel = 1u << 15, kDeliveryPending = 1u << 12;
+// A send that is still pending after this many polls is given up on; the AP it was for then
+// simply does not check in.
+constexpr uint32_t kIcrPolls = 1000000;
+
+void cpuid(uint32_t leaf, uint32_t subleaf, uint32_t* eax, uint32_t* ebx, uint32_t* ecx, uint32_t* edx) {
+  asm volatile("cpuid" : "=a"(*eax), "=b"(*ebx), "=c"(*ecx), "=d"(*edx) : "a"(leaf), "c"(subleaf));
+}
+
+}  // namespace
+
+uint64_t read_msr(uint32_t msr) {
+  uint32_t lo, hi;
+  asm volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+  return lo | uint64_t{hi} << 32;
+}
+
+void write_msr(uint32_t msr, uint64_t value) {
+  asm volatile("wrmsr" : : "c"(msr), "a"(static_cast<uint32_t>(value)), "d"(static_cast<uint32_t>(value >> 32)));
+}
+
+uint32_t current_apic_id() {
+  uint32_t max, ebx, ecx, edx;
+  cpuid(0, 0, &max, &ebx, &ecx, &edx);
+  if (max >= 0xB) {
+    uint32_t eax;
+    cpuid(0xB, 0, &eax, &ebx, &ecx, &edx);
+    if (ebx) return edx;  // leaf 0xB is implemented: EDX is the x2APIC ID
+  }
+  uint32_t eax;
+  cpuid(1, 0, &eax, &ebx, &ecx, &edx);
+  return ebx >> 24;
+}
+
+bool LocalApic::open() {
+  uint32_t eax, ebx, ecx, edx;
+  cpuid(1, 0, &eax, &ebx, &ecx, &edx);
+  if (!(edx & (1u << 9))) return false;  // no APIC: MSR 0x1B may not even exist
+  uint64_t msr = read_msr(kMsrApicBase);
+  if (!(msr & kApicBaseEnabled)) return false;
+  x2apic_ = msr & kApicBaseX2apic;
+  base_ = msr & kApicBaseAddressMask;
+  return x2apic_ || base_ < (1ull << 32);  // xAPIC MMIO must be inside the identity map
+}
+
+uint32_t LocalApic::read(uint32_t offset) {
+  if (x2apic_) return static_cast<uint32_t>(read_msr(kX2apicMsrBase + (offset >> 4)));
+  return *reinterpret_cast<volatile uint32_t*>(base_ + offset);
+}
+
+void LocalApic::write(uint32_t offset, uint32_t value) {
+  if (x2apic_) write_msr(kX2apicMsrBase + (offset >> 4), value);
+  else *reinterpret_cast<volatile uint32_t*>(base_ + offset) = value;
+}
+
+void LocalApic::enable() {
+  saved_svr_ = read(kSvr);
+  if (!(saved_svr_ & kSvrEnabled)) write(kSvr, kSvrEnabled | kSpuriousVector);
+}
+
+void LocalApic::close() { write(kSvr, saved_svr_); }
+
+void LocalApic::send(uint32_t apic_id, uint32_t command) {
+  if (x2apic_) {
+    // One 64-bit write; x2APIC has no delivery-status bit to wait on.
+    write_msr(kX2apicMsrBase + (kIcrLow >> 4), uint64_t{apic_id} << 32 | command);
+    return;
+  }
+  write(kIcrHigh, apic_id << 24);
+  write(kIcrLow, command);  // this write sends
+  for (uint32_t i = 0; i < kIcrPolls && (read(kIcrLow) & kDeliveryPending); ++i) asm volatile("pause");
+}
+
+void LocalApic::send_init_assert(uint32_t apic_id) { send(apic_id, kDeliveryInit | kTriggerLevel | kLevelAssert); }
+void LocalApic::send_init_deassert(uint32_t apic_id) { send(apic_id, kDeliveryInit | kTriggerLevel); }
+void LocalApic::send_startup(uint32_t apic_id, uint8_t vector) { send(apic_id, kDeliveryStartup | vector); }
+
+}  // namespace kpack::smp

@@ -1,0 +1,254 @@
+#include "smp.h"
+
+#include "acpi_madt.h"
+#include "ap_boot.h"
+#include "asm_symbols.h"
+#include "boot_kernel.h"
+#include "exceptions.h"
+#include "local_apic.h"
+#include "trampoline_page.h"
+
+namespace kpack::smp {
+namespace {
+
+// Time by the TSC, whose frequency the stub does not know: a delay the specifications ask for
+// assumes a 5 GHz TSC, so it lasts at least that long on any slower clock; a timeout, likewise
+// counted at 5 GHz, is then at most 5x longer on a 1 GHz clock: bounded either way.
+constexpr uint64_t kTscCyclesPerMicrosecond = 5000;
+// MP specification 1.4, B.4: 10 ms between asserting and deasserting INIT, 200 us between the
+// START IPIs. Linux drops the first on CPUs that do not need it (smp_quirk_init_udelay); so do we.
+constexpr uint64_t kInitDelayMicroseconds = 10000, kStartupDelayMicroseconds = 200;
+// How long the APs have to reach ap_entry; QEMU's TCG needs a few ms per AP for the trampoline.
+constexpr uint64_t kCheckInMicroseconds = 200000;
+constexpr uint64_t kParkMicroseconds = 1000000;
+constexpr uint32_t kMsrFsBase = 0xC0000100;
+
+enum SlotState : uint32_t { kWaiting, kRunning, kDone, kAbandoned };
+
+// One per AP sent a START IPI, in the caller's helper memory.
+struct ApSlot {
+  uint32_t apic_id;
+  uint32_t cpu_index;
+  uint32_t state;  // kWaiting -> kRunning (the AP) or kAbandoned (the boot CPU), exactly once
+  uint32_t reserved;
+};
+
+struct Helpers {
+  LocalApic apic;
+  ApSlot* slots = nullptr;
+  uint32_t count = 0;
+  HelperWork work = nullptr;
+  void* arg = nullptr;
+};
+Helpers helpers;
+
+void delay(uint64_t microseconds) {
+  uint64_t end = rdtsc() + microseconds * kTscCyclesPerMicrosecond;
+  while (rdtsc() < end) asm volatile("pause");
+}
+
+uint64_t deadline_after(uint64_t microseconds) { return rdtsc() + microseconds * kTscCyclesPerMicrosecond; }
+
+uint32_t state_of(const ApSlot& slot) { return __atomic_load_n(&slot.state, __ATOMIC_ACQUIRE); }
+
+bool claim(ApSlot& slot, uint32_t to) {
+  uint32_t expected = kWaiting;
+  return __atomic_compare_exchange_n(&slot.state, &expected, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+[[noreturn]] void park_here() {
+  for (;;) asm volatile("cli; hlt");
+}
+
+// Where every AP arrives from the trampoline, on its own stack.
+[[noreturn]] void ap_entry(uint32_t /*ticket*/) {
+  // Before any library code: Debian's codec libraries read their canary at %fs:0x28.
+  write_msr(kMsrFsBase, reinterpret_cast<uint64_t>(stub_tls));
+  // A fault on an AP is reported like one on the boot CPU.
+  load_exception_handlers();
+  uint32_t id = current_apic_id();
+  for (uint32_t i = 0; i < helpers.count; ++i) {
+    ApSlot& slot = helpers.slots[i];
+    if (slot.apic_id != id) continue;
+    // Checking in; one the boot CPU has given up on must not run anything.
+    if (claim(slot, kRunning)) {
+      helpers.work(helpers.arg, slot.cpu_index);
+      __atomic_store_n(&slot.state, kDone, __ATOMIC_RELEASE);
+    }
+    break;
+  }
+  park_here();
+}
+
+void cpuid(uint32_t leaf, uint32_t* eax, uint32_t* ebx, uint32_t* ecx, uint32_t* edx) {
+  asm volatile("cpuid" : "=a"(*eax), "=b"(*ebx), "=c"(*ecx), "=d"(*edx) : "a"(leaf), "c"(0));
+}
+
+// Linux's rule (smp_quirk_init_udelay): Intel family 6 and later, AMD from family 0xF and Hygon
+// from 0x18 need no delay between INIT's assert and deassert. CPUID 0's EBX tells the vendors apart.
+bool needs_init_delay() {
+  uint32_t eax, vendor, ecx, edx;
+  cpuid(0, &eax, &vendor, &ecx, &edx);
+  uint32_t ebx, signature;
+  cpuid(1, &signature, &ebx, &ecx, &edx);
+  uint32_t family = (signature >> 8) & 0xF;
+  if (family == 0xF) family += (signature >> 20) & 0xFF;
+  uint32_t modern = vendor == 0x756E6547 ? 6 : vendor == 0x68747541 ? 0xF : vendor == 0x6F677948 ? 0x18 : ~0u;
+  return family < modern;  // "Genu"ineIntel, "Auth"enticAMD, "Hygo"nGenuine
+}
+
+uint32_t helpers_that_fit(uint64_t bytes) {
+  uint32_t n = 0;
+  while (n < kMaxCpus && helper_memory_size(n + 1) <= bytes) ++n;
+  return n;
+}
+
+uint64_t slot_table_size(uint32_t helpers) { return align_up(uint64_t{helpers} * sizeof(ApSlot), 4096); }
+
+void init(uint32_t apic_id) {
+  helpers.apic.send_init_assert(apic_id);
+  helpers.apic.send_init_deassert(apic_id);
+}
+
+// Copies the trampoline to `page` and fills its data block.
+bool prepare_trampoline(PhysicalMemory& memory, uint64_t page, Range stacks, uint32_t count, bool broken) {
+  uint64_t code_size = ap_trampoline_end - ap_trampoline_start;
+  if (code_size > kApBootDataOffset) return false;
+  uint8_t* bytes = memory.writable(page, 4096);
+  if (!bytes) return false;
+  __builtin_memcpy(bytes, ap_trampoline_start, code_size);
+  ApBootData data{};
+  for (int i = 0; i < 4; ++i) data.gdt[i] = kApGdt[i];
+  data.gdt_limit = sizeof(data.gdt) - 1;
+  data.gdt_base = static_cast<uint32_t>(page + kApBootDataOffset + __builtin_offsetof(ApBootData, gdt));
+  data.to_code32 = {static_cast<uint32_t>(page + (ap_trampoline_code32 - ap_trampoline_start)), kApCode32Selector};
+  data.to_code64 = {static_cast<uint32_t>(page + (ap_trampoline_code64 - ap_trampoline_start)), boot::kBootCodeSelector};
+  uint64_t cr3;
+  asm volatile("mov %%cr3, %0" : "=r"(cr3));
+  data.cr0 = kApCr0Long;
+  data.cr3 = static_cast<uint32_t>(cr3);
+  data.cr4 = kApCr4;
+  data.efer = kEferLme | (static_cast<uint32_t>(read_msr(kMsrEfer)) & kEferNxe);
+  data.stacks = broken ? 0 : count;
+  data.stack_base = stacks.begin;
+  data.stack_size = kHelperStackSize;
+  data.entry = reinterpret_cast<uint64_t>(&ap_entry);
+  __builtin_memcpy(bytes + kApBootDataOffset, &data, sizeof(data));
+  return true;
+}
+
+}  // namespace
+
+uint64_t helper_memory_size(uint32_t count) { return slot_table_size(count) + count * kHelperStackSize; }
+
+uint32_t start_helpers(const HelperRequest& request, HelperReport* report) {
+  *report = HelperReport{};
+  helpers.count = 0;
+  if (request.max_cpus <= 1) return 0;
+
+  CpuList cpus;
+  report->problem = find_cpus(*request.memory, request.rsdp, &cpus);
+  if (!report->problem.ok()) return 0;
+  report->found = cpus.count;
+  uint32_t self = current_apic_id();
+  uint64_t cr3, page;
+  asm volatile("mov %%cr3, %0" : "=r"(cr3));
+  if (cpus.count < 2) return 0;
+  if (cpu_index_of(cpus, self) < 0) {
+    report->problem = fail("SMP: boot CPU not listed (APIC ID)", self);
+    return 0;
+  }
+  if (!helpers.apic.open()) {
+    report->problem = fail("SMP: no local APIC");
+    return 0;
+  }
+  if (cr3 >> 32) {
+    report->problem = fail("SMP: CR3 above 4 GiB", cr3);
+    return 0;
+  }
+  if (!find_trampoline_page(*request.params, request.params_addr, *request.env, request.image, &page)) {
+    report->problem = fail("SMP: no page below 1 MiB");
+    return 0;
+  }
+  uint32_t count = cpus.count - 1;
+  if (count > request.max_cpus - 1) count = request.max_cpus - 1;
+  uint32_t fit = helpers_that_fit(request.helper_memory.size());
+  if (count > fit) count = fit;
+  if (count == 0) {
+    report->problem = fail("SMP: no stack memory", request.helper_memory.size());
+    return 0;
+  }
+
+  // The slots, then the stacks; the slots must be written before any AP can look at them.
+  auto* slots = reinterpret_cast<ApSlot*>(request.memory->writable(request.helper_memory.begin, helper_memory_size(count)));
+  if (!slots) {
+    report->problem = fail("SMP: no stack memory", request.helper_memory.begin);
+    return 0;
+  }
+  for (uint32_t i = 0, n = 0; i < cpus.count && n < count; ++i)
+    if (cpus.apic_id[i] != self) slots[n] = ApSlot{cpus.apic_id[i], n + 1, kWaiting, 0}, ++n;
+  Range stacks{request.helper_memory.begin + slot_table_size(count), request.helper_memory.begin + helper_memory_size(count)};
+  if (!prepare_trampoline(*request.memory, page, stacks, count, request.break_trampoline)) {
+    report->problem = fail("SMP: no page below 1 MiB", page);
+    return 0;
+  }
+  helpers.slots = slots;
+  helpers.count = count;
+  helpers.work = request.work;
+  helpers.arg = request.arg;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+
+  // INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel.
+  helpers.apic.enable();
+  uint64_t start = rdtsc();
+  auto vector = static_cast<uint8_t>(page >> 12);
+  for (uint32_t i = 0; i < count; ++i) helpers.apic.send_init_assert(slots[i].apic_id);
+  if (needs_init_delay()) delay(kInitDelayMicroseconds);
+  for (uint32_t i = 0; i < count; ++i) helpers.apic.send_init_deassert(slots[i].apic_id);
+  for (uint32_t i = 0; i < count; ++i) helpers.apic.send_startup(slots[i].apic_id, vector);
+  delay(kStartupDelayMicroseconds);
+  // The second START IPI, for an AP that missed the first (one already running ignores it).
+  for (uint32_t i = 0; i < count; ++i)
+    if (state_of(slots[i]) == kWaiting) helpers.apic.send_startup(slots[i].apic_id, vector);
+
+  uint64_t deadline = deadline_after(kCheckInMicroseconds);
+  for (;;) {
+    uint32_t waiting = 0;
+    for (uint32_t i = 0; i < count; ++i) waiting += state_of(slots[i]) == kWaiting;
+    if (!waiting || rdtsc() > deadline) break;
+    asm volatile("pause");
+  }
+  report->start_cycles = rdtsc() - start;
+  // Too late: such an AP must never run `work`, and INIT stops it wherever it is.
+  for (uint32_t i = 0; i < count; ++i) {
+    if (claim(slots[i], kAbandoned)) {
+      ++report->abandoned;
+      init(slots[i].apic_id);
+    }
+  }
+  report->started = count - report->abandoned;
+  return report->started;
+}
+
+uint32_t park_helpers() {
+  if (!helpers.count) return 0;
+  uint64_t deadline = deadline_after(kParkMicroseconds);
+  for (;;) {
+    uint32_t running = 0;
+    for (uint32_t i = 0; i < helpers.count; ++i) running += state_of(helpers.slots[i]) == kRunning;
+    if (!running || rdtsc() > deadline) break;
+    asm volatile("pause");
+  }
+  uint32_t ran = 0;
+  // Wait-for-SIPI, as after firmware: the kernel starts the APs with its own INIT-SIPI-SIPI, and
+  // an AP halted in our trampoline could wake (NMI, SMI) into a page the kernel has reused.
+  for (uint32_t i = 0; i < helpers.count; ++i) {
+    ran += state_of(helpers.slots[i]) == kDone;
+    init(helpers.slots[i].apic_id);
+  }
+  helpers.apic.close();
+  helpers.count = 0;
+  return ran;
+}
+
+}  // namespace kpack::smp

@@ -1,0 +1,56 @@
+// The application processors (APs) as helpers of the boot CPU: start_helpers starts those the
+// firmware lists (ACPI MADT or MP table) with INIT-SIPI-SIPI through a trampoline below 1 MiB,
+// each on a stack of its own, running `work(arg, cpu_index)` with the stub's page tables, GDT
+// selectors, IDT, SSE and stack-protector canary; park_helpers waits for them and puts every AP it
+// started back into wait-for-SIPI with INIT, as the kernel expects to find them. Nothing here ever
+// halts the boot: any trouble leaves the boot CPU alone, with a reason for kpack.debug.
+#pragma once
+
+#include <stdint.h>
+
+#include "boot_environment.h"
+#include "formats/boot_params.h"
+#include "physical_memory.h"
+#include "range.h"
+#include "status.h"
+
+namespace kpack::smp {
+
+// `cpu_index`: 1 .. number of helpers started (0 is the boot CPU).
+using HelperWork = void (*)(void* arg, uint32_t cpu_index);
+
+inline constexpr uint64_t kHelperStackSize = 64 * 1024;
+
+// The memory start_helpers needs for `helpers` APs: their stacks and a slot each.
+uint64_t helper_memory_size(uint32_t helpers);
+
+struct HelperRequest {
+  const boot::BootParams* params = nullptr;
+  uint64_t params_addr = 0;
+  const BootEnvironment* env = nullptr;
+  PhysicalMemory* memory = nullptr;
+  uint64_t rsdp = 0;         // 0: no ACPI, look for the MP table
+  Range image;               // the loaded image: the trampoline page must not overlap it
+  Range helper_memory;       // free RAM below 4 GiB, 16-byte aligned; bounds the number of helpers
+  HelperWork work = nullptr;
+  void* arg = nullptr;
+  uint32_t max_cpus = 1;     // the boot CPU included: 1 starts nothing (kpack.cpus=N)
+  bool break_trampoline = false;  // test only: every AP parks before it checks in
+};
+
+struct HelperReport {
+  uint32_t found = 0;        // processors the firmware lists, the boot CPU included
+  uint32_t started = 0;      // APs that checked in in time and so run `work`
+  uint32_t abandoned = 0;    // APs sent START that did not check in in time (INITed again)
+  uint64_t start_cycles = 0; // TSC cycles from the first INIT to the last check-in (or timeout)
+  StubStatus problem;        // why nothing was started, when that is not kpack.cpus=1
+};
+
+// Starts up to max_cpus - 1 APs; returns how many checked in (report->started).
+uint32_t start_helpers(const HelperRequest& request, HelperReport* report);
+
+// Waits (bounded) until every started AP has returned from `work`, then INITs every AP that was
+// sent a START IPI. Returns how many returned from `work` in time. Does nothing when none started.
+uint32_t park_helpers();
+
+}  // namespace kpack::smp

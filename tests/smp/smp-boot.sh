@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# smp-boot.sh KPACK_BINARY LOADER IMAGE CPUS STARTED BUILD_DIR [KERNEL WORDS...] — boot one kpack
+# image through one loader (tests/loaders/loader-boot.sh) on a QEMU machine with CPUS processors,
+# and check what the stub did with the application processors and what the kernel made of them:
+#
+#   - the stub's kpack.debug line "kpack: cpus: F found, S started, R ran, R returned, L late"
+#     with F = CPUS (the firmware's table lists them all), S = STARTED, R = S (every AP that
+#     checked in ran the work and returned), and L = CPUS - 1 - STARTED when the words hold
+#     kpack.test_broken_trampoline (the APs sent START that never checked in), else 0;
+#     with kpack.cpus=1 the stub looks at nothing: "0 found, 0 started";
+#   - /init's marker (KPACK_INIT_OK), and /sys/devices/system/cpu/online = 0-(CPUS-1) ("0" for one):
+#     the kernel started every AP after the stub parked them, whatever the stub did.
+#
+# KERNEL WORDS are added to the kernel command line (e.g. kpack.cpus=2); KPACK_SMP_QEMU_ARGS (e.g.
+# -no-acpi) to QEMU's; KPACK_SMP_KERNEL_ONLINE replaces the expected online list (a kernel without
+# CONFIG_X86_MPPARSE, like Debian's, runs on one CPU where only an MP table lists the others).
+# Exit 0 pass, 1 fail, 77 skip.
+set -euo pipefail
+
+[[ $# -ge 6 ]] || { echo "usage: $0 KPACK_BINARY LOADER IMAGE CPUS STARTED BUILD_DIR [WORDS...]" >&2; exit 2; }
+kpack=$1 loader=$2 image=$3 smp=$4 started=$5 build=$6
+cpus=${smp%%,*}   # SMP may carry QEMU's topology too: 4,sockets=4
+shift 6
+words="$*"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+qemu_args=(-smp "$smp" ${KPACK_SMP_QEMU_ARGS:-})
+case_words="$words ${smp#$cpus} ${KPACK_SMP_QEMU_ARGS:-}"
+tag=-smp$cpus$(echo "$case_words" | tr -c 'a-z0-9\n' '_' | tr -s '_' | sed 's/_$//; s/^_*\(.\)/_\1/')
+log=$build/boot/loaders/$loader-$image$tag.serial.log
+
+status=0
+KPACK_LOADER_TAG=$tag KPACK_APPEND="kpack.cpuonline $words" \
+    "$here/../loaders/loader-boot.sh" "$kpack" "$loader" "$image" "$build" "${qemu_args[@]}" || status=$?
+[[ $status -eq 0 ]] || exit $status
+
+fail() { echo "smp-boot: FAIL: $*; see $log" >&2; exit 1; }
+
+line=$(grep -a -m1 'kpack: cpus: [0-9]* found' "$log" | tr -d '\r') || fail "no 'kpack: cpus:' line"
+echo "smp-boot: $line"
+grep -a 'kpack: cpus: one CPU' "$log" || true
+read -r found got ran returned late < <(echo "$line" |
+    sed -n 's/.*cpus: \([0-9]*\) found, \([0-9]*\) started, \([0-9]*\) ran, \([0-9]*\) returned, \([0-9]*\) late.*/\1 \2 \3 \4 \5/p')
+[[ -n ${late:-} ]] || fail "cannot read '$line'"
+
+want_found=$cpus want_late=0
+[[ " $words " != *" kpack.cpus=1 "* ]] || want_found=0
+[[ " $words " != *" kpack.test_broken_trampoline "* ]] || want_late=$((cpus - 1 - started))
+[[ $found -eq $want_found ]] || fail "$found CPUs found, expected $want_found"
+[[ $got -eq $started ]] || fail "$got APs started, expected $started"
+[[ $ran -eq $started && $returned -eq $started ]] || fail "$ran ran and $returned returned, expected $started"
+[[ $late -eq $want_late ]] || fail "$late APs did not check in, expected $want_late"
+
+online=$(grep -a -m1 '^KPACK_CPU_ONLINE ' "$log" | tr -d '\r' | cut -d' ' -f2) || fail "no KPACK_CPU_ONLINE line"
+want_online=0; [[ $cpus -eq 1 ]] || want_online=0-$((cpus - 1))
+want_online=${KPACK_SMP_KERNEL_ONLINE:-$want_online}
+[[ $online == "$want_online" ]] || fail "the kernel has CPUs $online online, expected $want_online"
+echo "smp-boot: PASS: $loader $image -smp $cpus ${words:-(no words)}: $started started, kernel online $online"
