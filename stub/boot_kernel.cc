@@ -121,7 +121,8 @@ StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const 
   // Unpack the kernel straight to where it will run.
   uint64_t base = reinterpret_cast<uint64_t>(image_base);
   uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - image_base;
-  status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result);
+  status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result, options.workers,
+                              options.max_workers);
   if (!status.ok()) return status;
   if (debug) print_summary(record, base, *result, options.start_tsc, trace.total());
   return StubStatus::success();

@@ -22,6 +22,8 @@ struct BootOptions {
   bool bios_machine = true;              // look for the RSDP where a BIOS leaves it
   const uint8_t* extra_entropy = nullptr;  // e.g. EFI_RNG_PROTOCOL's bytes, mixed into KASLR's
   size_t extra_entropy_size = 0;
+  FrameWorkers* workers = nullptr;       // helpers that decode frames alongside (the legacy entries' APs)
+  uint32_t max_workers = 0;
 };
 
 // Unpacks the kernel for `params`; on success the kernel's entry point is in result->entry.

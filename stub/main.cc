@@ -47,68 +47,83 @@ class IdentityMemory final : public PhysicalMemory {
   uint64_t limit_ = physical_address_limit();
 };
 
-// For now the helpers only prove they ran: each counts itself once. The parallel decode will give
-// them the engine's frames instead.
-void count_helper(void* counter, uint32_t /*cpu_index*/) {
-  __atomic_fetch_add(static_cast<uint32_t*>(counter), 1, __ATOMIC_RELAXED);
-}
-
-// Starts the application processors and parks them again before the kernel is unpacked, so they
-// are back in wait-for-SIPI, as the firmware left them, when the kernel starts them itself.
-// Their stacks come from the top of free memory below 4 GiB, where the engine's work area goes
-// later. Trouble is printed with kpack.debug and the boot goes on, on this CPU alone.
-void run_helpers(const boot::BootParams& params, uint8_t* image_base, const StubInfo& record, PhysicalMemory& memory) {
-  BootEnvironment env;
-  if (!read_boot_environment(params, reinterpret_cast<uint64_t>(&params), memory, &env).ok()) return;  // unpack reports it
-  const char* text = reinterpret_cast<const char*>(env.command_line.begin);
-  uint64_t length = env.command_line.empty() ? 0 : env.command_line.size() - 1;
-  bool debug = command_line_has(text, length, "kpack.debug");
-
-  smp::HelperRequest request;
-  request.params = &params;
-  request.params_addr = reinterpret_cast<uint64_t>(&params);
-  request.env = &env;
-  request.memory = &memory;
-  request.rsdp = params.acpi_rsdp_addr ? uint64_t{params.acpi_rsdp_addr} : find_bios_rsdp(memory);
-  request.image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
-  uint64_t max_cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
-  request.max_cpus = static_cast<uint32_t>(max_cpus < kMaxCpus ? max_cpus : kMaxCpus);
-  request.break_trampoline = command_line_has(text, length, "kpack.test_broken_trampoline");
-  // The highest fit below 4 GiB (the identity map the APs share); none leaves the boot CPU alone.
-  uint64_t size = smp::helper_memory_size(request.max_cpus - 1);
-  for (uint32_t i = env.free.count(); i-- > 0 && request.max_cpus > 1;) {
-    Range r = env.free.at(i);
-    if (r.end > (1ull << 32)) r.end = 1ull << 32;
-    uint64_t stacks = align_down(r.end - size, 4096);
-    if (r.size() >= size && r.end > size && stacks >= r.begin) {
-      request.helper_memory = range_of(stacks, size);
-      break;
-    }
+// The application processors as the engine's frame workers: started when the engine has frames
+// to share (their stacks in its work area), parked again (INIT, wait-for-SIPI, as the firmware
+// left them) before the kernel starts them itself. Trouble leaves the boot CPU alone, with a
+// reason for kpack.debug; it never stops the boot.
+class ApplicationProcessors final : public FrameWorkers {
+ public:
+  ApplicationProcessors(const boot::BootParams& params, uint8_t* image_base, const StubInfo& record,
+                        PhysicalMemory& memory) {
+    if (!read_boot_environment(params, reinterpret_cast<uint64_t>(&params), memory, &env_).ok()) return;  // unpack reports it
+    const char* text = reinterpret_cast<const char*>(env_.command_line.begin);
+    uint64_t length = env_.command_line.empty() ? 0 : env_.command_line.size() - 1;
+    debug_ = command_line_has(text, length, "kpack.debug");
+    request_.params = &params;
+    request_.params_addr = reinterpret_cast<uint64_t>(&params);
+    request_.env = &env_;
+    request_.memory = &memory;
+    request_.rsdp = params.acpi_rsdp_addr ? uint64_t{params.acpi_rsdp_addr} : find_bios_rsdp(memory);
+    request_.image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
+    uint64_t cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
+    request_.max_cpus = static_cast<uint32_t>(cpus < 1 ? 1 : cpus < kMaxCpus ? cpus : kMaxCpus);
+    request_.break_trampoline = command_line_has(text, length, "kpack.test_broken_trampoline");
   }
-  uint32_t counter = 0;
-  request.work = count_helper;
-  request.arg = &counter;
 
-  smp::HelperReport report;
-  smp::start_helpers(request, &report);
-  uint32_t returned = smp::park_helpers();
-  if (!debug) return;
-  serial::write("kpack: cpus: ");
-  serial::write_decimal(report.found);
-  serial::write(" found, ");
-  serial::write_decimal(report.started);
-  serial::write(" started, ");
-  serial::write_decimal(__atomic_load_n(&counter, __ATOMIC_RELAXED));
-  serial::write(" ran, ");
-  serial::write_decimal(returned);
-  serial::write(" returned, ");
-  serial::write_decimal(report.abandoned);
-  serial::write(" late; cycles=");
-  serial::write_decimal(report.start_cycles);
-  serial::write("\n");
-  // Printed as the stub prints its errors, but the boot goes on.
-  if (!report.problem.ok()) print_status("kpack: cpus: one CPU: ", report.problem);
-}
+  uint32_t max_helpers() const { return request_.max_cpus - 1; }
+
+  uint64_t memory_for(uint32_t count) const override { return smp::helper_memory_size(count); }
+
+  uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
+    work_ = work, arg_ = arg;
+    request_.helper_memory = memory;
+    request_.work = &ApplicationProcessors::run;
+    request_.arg = this;
+    if (request_.max_cpus > count + 1) request_.max_cpus = count + 1;
+    return smp::start_helpers(request_, &report_);
+  }
+
+  void finish() override { returned_ = smp::park_helpers(); }
+
+  // One line with kpack.debug: what was found and started, and who decoded the frames.
+  void print(const UnpackResult& result) const {
+    if (!debug_) return;
+    serial::write("kpack: cpus: ");
+    serial::write_decimal(report_.found);
+    serial::write(" found, ");
+    serial::write_decimal(report_.started);
+    serial::write(" started, ");
+    serial::write_decimal(__atomic_load_n(&ran_, __ATOMIC_RELAXED));
+    serial::write(" ran, ");
+    serial::write_decimal(returned_);
+    serial::write(" returned, ");
+    serial::write_decimal(report_.abandoned);
+    serial::write(" late; cycles=");
+    serial::write_decimal(report_.start_cycles);
+    serial::write("; frames: ");
+    serial::write_decimal(result.frames);
+    serial::write(", ");
+    serial::write_decimal(result.frames - result.frames_by_caller);
+    serial::write(" by helpers\n");
+    if (!report_.problem.ok()) print_status("kpack: cpus: one CPU: ", report_.problem);
+  }
+
+ private:
+  static void run(void* self, uint32_t index) {
+    auto* aps = static_cast<ApplicationProcessors*>(self);
+    __atomic_fetch_add(&aps->ran_, 1, __ATOMIC_RELAXED);
+    aps->work_(aps->arg_, index);
+  }
+
+  BootEnvironment env_;
+  smp::HelperRequest request_;
+  smp::HelperReport report_;
+  bool debug_ = false;
+  void (*work_)(void*, uint32_t) = nullptr;
+  void* arg_ = nullptr;
+  uint32_t ran_ = 0;
+  uint32_t returned_ = 0;
+};
 
 }  // namespace
 }  // namespace kpack
@@ -119,9 +134,12 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   options.start_tsc = rdtsc();
   install_exception_handlers();
   IdentityMemory memory;
-  run_helpers(*params, image_base, *record, memory);
+  ApplicationProcessors helpers(*params, image_base, *record, memory);
+  options.workers = &helpers;
+  options.max_workers = helpers.max_helpers();
   UnpackResult result;
   StubStatus status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
+  helpers.print(result);
   return result.entry;
 }

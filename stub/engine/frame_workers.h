@@ -6,16 +6,23 @@
 
 #include <stdint.h>
 
+#include "range.h"
+
 namespace kpack {
 
 inline constexpr uint32_t kMaxFrameWorkers = 8;  // besides the caller
 
 class FrameWorkers {
  public:
-  // Starts up to `count` workers, each running work(arg, index) once with index 1..count; returns
-  // how many started. Workers that did not start never run `work`.
-  virtual uint32_t start(void (*work)(void* arg, uint32_t index), void* arg, uint32_t count) = 0;
-  // Returns once every started worker has returned from `work`.
+  // Memory `count` workers need for themselves (the stub's: stacks), which the engine then gives
+  // start() from its work area.
+  virtual uint64_t memory_for(uint32_t count) const = 0;
+  // Starts up to `count` workers, each running work(arg, index) once with index 1..count, on
+  // `memory` (memory_for(count) bytes, 4 KiB-aligned, below 4 GiB); returns how many started.
+  // Workers that did not start never run `work`.
+  virtual uint32_t start(void (*work)(void* arg, uint32_t index), void* arg, uint32_t count, Range memory) = 0;
+  // Returns once no worker runs any more: each has returned from `work`, or has been stopped (a
+  // CPU that overran a bounded wait) wherever it was; the engine redoes what those left undone.
   virtual void finish() = 0;
 
  protected:

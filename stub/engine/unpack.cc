@@ -104,6 +104,7 @@ struct FrameQueue {
   uint64_t arena_size;
   uint32_t next = 1;
   uint32_t failed = 0;
+  uint64_t done[kMaxFrames / 64] = {};  // frames proved at their place
   uint64_t decoded = 0;
   uint32_t frames_by[kMaxFrameWorkers + 1] = {};
   uint32_t fail_index[kMaxFrameWorkers + 1] = {};
@@ -148,6 +149,23 @@ void decode_frames(void* arg, uint32_t worker) {
     }
     ++q.frames_by[worker];
     if (i < q.elf_frames) __atomic_fetch_add(&q.decoded, uint64_t{q.frames[i].size}, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&q.done[i / 64], uint64_t{1} << (i % 64), __ATOMIC_RELEASE);
+  }
+}
+
+// A helper stopped while it decoded (FrameWorkers::finish) leaves its frame undone, maybe half
+// written: the caller decodes every such frame again, from scratch.
+void redo_unfinished(FrameQueue& q) {
+  uint32_t taken = q.next < q.count ? q.next : q.count;
+  for (uint32_t i = 1; i < taken && !q.failed; ++i) {
+    if (__atomic_load_n(&q.done[i / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (i % 64))) continue;
+    uint32_t saved = q.next;
+    q.next = i;
+    uint32_t count = q.count;
+    q.count = i + 1;  // exactly this frame
+    decode_frames(&q, 0);
+    q.count = count;
+    q.next = saved;
   }
 }
 
@@ -155,7 +173,8 @@ void decode_frames(void* arg, uint32_t worker) {
 // table, to `table`), on the caller and whatever helpers start; frames of bytes between segments
 // are not decoded at all.
 StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                             UnpackTrace& trace, UnpackResult& r, FrameQueue& q, uint32_t helpers) {
+                             UnpackTrace& trace, UnpackResult& r, FrameQueue& q, uint32_t helpers,
+                             Range helper_memory) {
   const KernelHeaders& k = r.kernel;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
@@ -170,9 +189,12 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   const FrameEntry& last = q.frames[q.elf_frames - 1];
   if (last.file_offset + last.size != k.file_end)
     return fail("payload frames do not end with the kernel's last segment", k.file_end);
-  if (helpers) r.workers_started = request.workers->start(decode_frames, &q, helpers);
+  if (helpers) r.workers_started = request.workers->start(decode_frames, &q, helpers, helper_memory);
   decode_frames(&q, 0);
-  if (helpers) request.workers->finish();
+  if (helpers) {
+    request.workers->finish();
+    redo_unfinished(q);
+  }
   uint32_t first_failure = ~0u;
   StubStatus status = StubStatus::success();
   for (uint32_t w = 0; w <= r.workers_started; ++w) {
@@ -223,8 +245,10 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
   uint64_t work = 0, work_size = 0;
+  uint64_t helper_bytes = 0;
   for (;; --helpers) {
-    work_size = kScratchSize + (1 + helpers) * arena_size + table_room;
+    helper_bytes = helpers ? align_up(request.workers->memory_for(helpers), 4096) : 0;
+    work_size = kScratchSize + (1 + helpers) * arena_size + table_room + helper_bytes;
     if (room.highest_fit(work_size, 4096, &work)) break;
     if (helpers == 0) return fail("no room for the stub's work area", work_size);
   }
@@ -263,7 +287,8 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     uint8_t* decoded_table = virtual_base ? work_bytes + kScratchSize + (1 + helpers) * arena_size : nullptr;
     FrameQueue queue{nullptr, frames, payload, nullptr, decoded_table, 0, request.frame_count, request.codec,
                      request.digest, &decoder, work_bytes + kScratchSize + arena_size, arena_size};
-    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, queue, helpers));
+    Range helper_memory = range_of(work + work_size - helper_bytes, helper_bytes);
+    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, queue, helpers, helper_memory));
     table = decoded_table;
   }
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));

@@ -11,7 +11,8 @@ namespace kpack::test {
 
 class ThreadWorkers final : public FrameWorkers {
  public:
-  uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count) override {
+  uint64_t memory_for(uint32_t) const override { return 0; }
+  uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range) override {
     for (uint32_t i = 1; i <= count; ++i) threads_.emplace_back(work, arg, i);
     return count;
   }
