@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# smp.sh OUT ROUNDS TAG... — the parallel decode in the guest: each kpack image (lz4, zstd; set
+# KPACK_SMP_CODECS to change) of each kernel TAG booted on a 2-CPU machine under multi-threaded
+# TCG (no -icount: the vCPUs run on host threads), ROUNDS times with every CPU decoding and ROUNDS
+# times with kpack.cpus=1, interleaved. Both runs have the same machine (-smp 2): comparing -smp 2
+# with -smp 1 would measure QEMU too. Reads the stub's "segments" phase (TSC cycles of the decode)
+# from kpack.debug and prints, per image, the medians and their ratio (all CPUs / one CPU).
+#
+# Expects OUT/TAG/IMAGE.img and OUT/initramfs.cpio.gz (bench/run.sh makes them). Writes
+# OUT/smp.tsv: TAG IMAGE MODE ROUND CYCLES HELPER_FRAMES.
+set -euo pipefail
+
+[[ $# -ge 3 ]] || { echo "usage: $0 OUT ROUNDS TAG..." >&2; exit 2; }
+out=$1 rounds=$2
+shift 2
+qemu=${QEMU:-qemu-system-x86_64}
+lock=/tmp/kpack-qemu.lock
+
+boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES"
+    local log=$out/$1/$2.smp.log
+    flock "$lock" timeout -k 5 120 "$qemu" -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
+        -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" \
+        -append "console=ttyS0 panic=-1 kpack.debug $3" -serial "file:$log" 2>/dev/null || true
+    grep -a -q KPACK_INIT_OK "$log" || { echo "smp.sh: $1/$2 ($3) did not reach /init; see $log" >&2; return 1; }
+    local cycles helpers
+    cycles=$(grep -a -o 'kpack: segments bytes=[0-9]* cycles=[0-9]*' "$log" | head -n1 | sed 's/.*cycles=//')
+    helpers=$(grep -a -o 'frames: [0-9]*, [0-9]* by helpers' "$log" | head -n1 | sed 's/.*, \([0-9]*\) by.*/\1/')
+    echo "$cycles ${helpers:-0}"
+}
+
+: > "$out/smp.tsv"
+for tag in "$@"; do
+    for image in ${KPACK_SMP_CODECS:-lz4 zstd}; do
+        for ((round = 0; round < rounds; round++)); do
+            for mode in all one; do
+                words=; [[ $mode == one ]] && words=kpack.cpus=1
+                read -r cycles helpers < <(boot "$tag" "$image" "$words")
+                printf '%s\t%s\t%s\t%d\t%s\t%s\n' "$tag" "$image" "$mode" "$round" "$cycles" "$helpers" >> "$out/smp.tsv"
+            done
+        done
+        python3 - "$out/smp.tsv" "$tag" "$image" <<'EOF'
+import statistics, sys
+rows = [l.split('\t') for l in open(sys.argv[1]).read().splitlines()]
+rows = [r for r in rows if r[0] == sys.argv[2] and r[1] == sys.argv[3]]
+med = {m: statistics.median(int(r[4]) for r in rows if r[2] == m) for m in ('all', 'one')}
+helpers = statistics.median(int(r[5]) for r in rows if r[2] == 'all')
+print(f"{sys.argv[2]} {sys.argv[3]}: decode cycles, median of {len(rows) // 2}: all CPUs {med['all'] / 1e6:.1f} M, "
+      f"kpack.cpus=1 {med['one'] / 1e6:.1f} M, ratio {med['all'] / med['one']:.2f} (helpers decoded {helpers:g} frames)")
+EOF
+    done
+done
