@@ -20,7 +20,10 @@ constexpr uint64_t kTscCyclesPerMicrosecond = 5000;
 constexpr uint64_t kInitDelayMicroseconds = 10000, kStartupDelayMicroseconds = 200;
 // How long the APs have to reach ap_entry; QEMU's TCG needs a few ms per AP for the trampoline.
 constexpr uint64_t kCheckInMicroseconds = 200000;
-constexpr uint64_t kParkMicroseconds = 1000000;
+// How long the APs have to finish their work: an AP decoding a large frame under emulation (xz
+// keeps whole regions: the generic kernel's 15 MB of code takes seconds under TCG) must not be
+// stopped; only a hung AP waits this out, and the boot CPU then decodes its frame again.
+constexpr uint64_t kParkMicroseconds = 10000000;
 constexpr uint32_t kMsrFsBase = 0xC0000100;
 
 enum SlotState : uint32_t { kWaiting, kRunning, kDone, kAbandoned };
