@@ -70,7 +70,8 @@ Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::sp
                     const std::string& name) {
   const StubInfo& info = *image.kpack;
   uint64_t count = info.frame_count, at = image.setup_size + info.frame_table_offset;
-  if (!fits(at, count * sizeof(FrameEntry), file.size())) return error_in(name, "the frame table lies outside the file");
+  if (count == 0 || !fits(at, count * sizeof(FrameEntry), file.size()))
+    return error_in(name, "the frame table lies outside the file");
   std::vector<FrameEntry> frames(count);
   std::memcpy(frames.data(), file.data() + at, count * sizeof(FrameEntry));
   StubStatus status = check_frame_table(frames.data(), static_cast<uint32_t>(count), info.payload_size,

@@ -87,7 +87,8 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
   run.image.assign(kStubSize, 0xCC);
   REQUIRE(kFrameTableOffset + framed.frames.size() * sizeof(FrameEntry) <= kStubSize);
-  std::memcpy(run.image.data() + kFrameTableOffset, framed.frames.data(), framed.frames.size() * sizeof(FrameEntry));
+  if (!framed.frames.empty())
+    std::memcpy(run.image.data() + kFrameTableOffset, framed.frames.data(), framed.frames.size() * sizeof(FrameEntry));
   run.image.insert(run.image.end(), payload.begin(), payload.end());
   run.memory->load(image_base, run.image);
   Range image = range_of(image_base, run.image.size());
