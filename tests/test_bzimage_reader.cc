@@ -4,7 +4,6 @@
 #include <lz4hc.h>
 #include <lzma.h>
 #include <xxhash.h>
-#include <zstd.h>
 
 #include <array>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "packer/file_io.h"
 #include "real_kernel.h"
 #include "bytes.h"
+#include "checked_frames.h"
 
 using namespace kpack;
 using test::append_le32;
@@ -99,17 +99,7 @@ std::vector<uint8_t> compress(StreamFormat format, std::span<const uint8_t> data
   std::vector<uint8_t> out;
   switch (format) {
     case StreamFormat::kGzip: REQUIRE(append_frame({Codec::kGzip, 9, 1}, data, out, "t").ok()); return out;
-    case StreamFormat::kZstd: {
-      // As the kernel's build writes it (zstd -22 --ultra): with the content checksum.
-      out.resize(ZSTD_compressBound(data.size()));
-      ZSTD_CCtx* ctx = ZSTD_createCCtx();
-      ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
-      size_t n = ZSTD_compress2(ctx, out.data(), out.size(), data.data(), data.size());
-      ZSTD_freeCCtx(ctx);
-      REQUIRE_FALSE(ZSTD_isError(n));
-      out.resize(n);
-      break;
-    }
+    case StreamFormat::kZstd: out = test::checked_zstd(data); break;  // as the kernel's build writes it
     case StreamFormat::kLz4Frame: REQUIRE(append_frame({Codec::kLz4, 9, 1}, data, out, "t").ok()); break;
     case StreamFormat::kXz: {
       out.resize(lzma_stream_buffer_bound(data.size()));

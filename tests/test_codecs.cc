@@ -2,7 +2,6 @@
 // the trailing size stock images append, and every way a payload can be damaged.
 #include <doctest/doctest.h>
 #include <lz4.h>
-#include <lz4frame.h>
 #include <lz4hc.h>
 #include <lzma.h>
 #include <zlib.h>
@@ -12,6 +11,7 @@
 
 #include "packer/codecs.h"
 #include "bytes.h"
+#include "checked_frames.h"
 
 using namespace kpack;
 using test::append_le32;
@@ -47,29 +47,6 @@ std::vector<uint8_t> frame(Codec codec, std::span<const uint8_t> data, int level
 std::vector<uint8_t> concat(std::initializer_list<std::span<const uint8_t>> parts) {
   std::vector<uint8_t> out;
   for (auto part : parts) out.insert(out.end(), part.begin(), part.end());
-  return out;
-}
-
-// LZ4 and zstd frames with their content checksums, as the lz4 and zstd tools (and the kernel's
-// build) write them; kpack's own frames leave them out (the frame table's XXH3 proves them).
-std::vector<uint8_t> checked_lz4(std::span<const uint8_t> data) {
-  LZ4F_preferences_t prefs{};
-  prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
-  std::vector<uint8_t> out(LZ4F_compressFrameBound(data.size(), &prefs));
-  size_t n = LZ4F_compressFrame(out.data(), out.size(), data.data(), data.size(), &prefs);
-  REQUIRE_FALSE(LZ4F_isError(n));
-  out.resize(n);
-  return out;
-}
-
-std::vector<uint8_t> checked_zstd(std::span<const uint8_t> data) {
-  std::vector<uint8_t> out(ZSTD_compressBound(data.size()));
-  ZSTD_CCtx* ctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
-  size_t n = ZSTD_compress2(ctx, out.data(), out.size(), data.data(), data.size());
-  ZSTD_freeCCtx(ctx);
-  REQUIRE_FALSE(ZSTD_isError(n));
-  out.resize(n);
   return out;
 }
 
@@ -387,8 +364,8 @@ TEST_CASE("corrupt, truncated and oversized payloads are errors naming the file"
     const char* checksum_problem;  // what the library says when it does not match
   } cases[] = {
       {StreamFormat::kGzip, frame(Codec::kGzip, data), 8, "incorrect data check"},
-      {StreamFormat::kLz4Frame, checked_lz4(data), 4, "ERROR_contentChecksum_invalid"},
-      {StreamFormat::kZstd, checked_zstd(data), 4, "Restored data doesn't match checksum"},
+      {StreamFormat::kLz4Frame, test::checked_lz4(data), 4, "ERROR_contentChecksum_invalid"},
+      {StreamFormat::kZstd, test::checked_zstd(data), 4, "Restored data doesn't match checksum"},
       {StreamFormat::kXz, xz_stream(data), 0, ""},
       {StreamFormat::kXz, frame(Codec::kXz, data), xz_check_from_end(frame(Codec::kXz, data)), "compressed data is corrupt"},
   };
