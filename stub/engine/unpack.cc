@@ -111,6 +111,32 @@ struct FrameQueue {
   StubStatus status[kMaxFrameWorkers + 1] = {};
 };
 
+// Frame `i` on `worker`: decoded straight to its place and proved there (a frame of bytes
+// between segments is skipped), then marked done. False on an error, recorded for the worker.
+bool handle_frame(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t worker) {
+  uint8_t* dst = q.table;
+  StubStatus status = StubStatus::success();
+  if (i < q.elf_frames) {
+    uint64_t offset = 0;
+    status = frame_target(*q.kernel, q.frames[i], &offset);
+    dst = status.ok() && offset != kNotKept ? q.kernel_bytes + offset : nullptr;
+  }
+  if (status.ok() && dst) {
+    status = decode_frame(decoder, q.payload, q.frames[i], i, q.digest, dst);
+    if (status.ok()) {
+      ++q.frames_by[worker];
+      if (i < q.elf_frames) __atomic_fetch_add(&q.decoded, uint64_t{q.frames[i].size}, __ATOMIC_RELAXED);
+    }
+  }
+  if (!status.ok()) {
+    q.status[worker] = status, q.fail_index[worker] = i;
+    __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
+    return false;
+  }
+  __atomic_fetch_or(&q.done[i / 64], uint64_t{1} << (i % 64), __ATOMIC_RELEASE);
+  return true;
+}
+
 void decode_frames(void* arg, uint32_t worker) {
   FrameQueue& q = *static_cast<FrameQueue*>(arg);
   FrameDecoder own;
@@ -128,45 +154,20 @@ void decode_frames(void* arg, uint32_t worker) {
   }
   while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
     uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
-    if (i >= q.count) return;
-    uint8_t* dst = q.table;
-    if (i < q.elf_frames) {
-      uint64_t offset = 0;
-      StubStatus where = frame_target(*q.kernel, q.frames[i], &offset);
-      if (!where.ok()) {
-        q.status[worker] = where, q.fail_index[worker] = i;
-        __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
-        return;
-      }
-      dst = offset == kNotKept ? nullptr : q.kernel_bytes + offset;
-    }
-    if (!dst) continue;
-    StubStatus status = decode_frame(*decoder, q.payload, q.frames[i], i, q.digest, dst);
-    if (!status.ok()) {
-      q.status[worker] = status, q.fail_index[worker] = i;
-      __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
-      return;
-    }
-    ++q.frames_by[worker];
-    if (i < q.elf_frames) __atomic_fetch_add(&q.decoded, uint64_t{q.frames[i].size}, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&q.done[i / 64], uint64_t{1} << (i % 64), __ATOMIC_RELEASE);
+    if (i >= q.count || !handle_frame(q, i, *decoder, worker)) return;
   }
+}
+
+bool is_done(const FrameQueue& q, uint32_t i) {
+  return __atomic_load_n(&q.done[i / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (i % 64));
 }
 
 // A helper stopped while it decoded (FrameWorkers::finish) leaves its frame undone, maybe half
 // written: the caller decodes every such frame again, from scratch.
 void redo_unfinished(FrameQueue& q) {
   uint32_t taken = q.next < q.count ? q.next : q.count;
-  for (uint32_t i = 1; i < taken && !q.failed; ++i) {
-    if (__atomic_load_n(&q.done[i / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (i % 64))) continue;
-    uint32_t saved = q.next;
-    q.next = i;
-    uint32_t count = q.count;
-    q.count = i + 1;  // exactly this frame
-    decode_frames(&q, 0);
-    q.count = count;
-    q.next = saved;
-  }
+  for (uint32_t i = 1; i < taken && !q.failed; ++i)
+    if (!is_done(q, i) && !handle_frame(q, i, *q.caller_decoder, 0)) return;
 }
 
 // Every frame after the headers' goes straight to its place in the kernel (or, the relocation
