@@ -14,6 +14,8 @@
 #include "range.h"
 #include "serial.h"
 #include "smp.h"
+#include "vector_registers.h"
+#include "xxh3.h"
 
 namespace kpack {
 namespace {
@@ -85,8 +87,9 @@ class ApplicationProcessors final : public FrameWorkers {
 
   void finish() override { returned_ = smp::park_helpers(); }
 
-  // One line with kpack.debug: what was found and started, and who decoded the frames.
-  void print(const UnpackResult& result) const {
+  // One line with kpack.debug: what was found and started, who decoded the frames, and which
+  // XXH3 build proved them.
+  void print(const UnpackResult& result, const StubInfo& record) const {
     if (!debug_) return;
     serial::write("kpack: cpus: ");
     serial::write_decimal(report_.found);
@@ -104,7 +107,10 @@ class ApplicationProcessors final : public FrameWorkers {
     serial::write_decimal(result.frames);
     serial::write(", ");
     serial::write_decimal(result.frames - result.frames_by_caller);
-    serial::write(" by helpers\n");
+    serial::write(" by helpers");
+    if (uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3))
+      serial::write(avx2_enabled() ? "; XXH3 with AVX2" : "; XXH3 with SSE2");
+    serial::write("\n");
     if (!report_.problem.ok()) print_status("kpack: cpus: one CPU: ", report_.problem);
   }
 
@@ -133,6 +139,7 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   BootOptions options;
   options.start_tsc = rdtsc();
   install_exception_handlers();
+  enable_avx_registers();
   IdentityMemory memory;
   ApplicationProcessors helpers(*params, image_base, *record, memory);
   options.workers = &helpers;
@@ -140,6 +147,6 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   UnpackResult result;
   StubStatus status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
-  helpers.print(result);
+  helpers.print(result, *record);
   return result.entry;
 }

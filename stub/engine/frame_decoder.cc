@@ -1,10 +1,9 @@
 #include "frame_decoder.h"
 
-#include <xxhash.h>
-
 #include "codec_config.h"
 #include "formats/frame_format.h"
 #include "formats/le.h"
+#include "xxh3.h"
 
 namespace kpack {
 namespace {
@@ -98,7 +97,7 @@ StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t*
 }
 
 bool FrameDecoder::xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const {
-  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return XXH3_64bits(dst, size) == expected;
+  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return xxh3_64(dst, size) == expected;
   return false;
 }
 

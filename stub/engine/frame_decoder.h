@@ -40,7 +40,7 @@ class FrameDecoder {
                     uint64_t* consumed, uint64_t* produced);
 
   // XXH3-64 of dst[0, size) against `expected`: the frame table's digest (lz4 and zstd frames).
-  // Only the stubs whose codec uses it carry libxxhash; the others answer false.
+  // Only the stubs whose codec uses it carry XXH3 (xxh3.h); the others answer false.
   bool xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const;
 
  private:

@@ -7,6 +7,7 @@
 #include "exceptions.h"
 #include "local_apic.h"
 #include "trampoline_page.h"
+#include "vector_registers.h"
 
 namespace kpack::smp {
 namespace {
@@ -69,6 +70,8 @@ bool claim(ApSlot& slot, uint32_t to) {
   write_msr(kMsrFsBase, reinterpret_cast<uint64_t>(stub_tls));
   // A fault on an AP is reported like one on the boot CPU.
   load_exception_handlers();
+  // XCR0 is per CPU; xxh3_64 checks it on the CPU it runs on.
+  enable_avx_registers();
   uint32_t id = current_apic_id();
   for (uint32_t i = 0; i < helpers.count; ++i) {
     ApSlot& slot = helpers.slots[i];

@@ -13,7 +13,8 @@
 #
 # KERNEL WORDS are added to the kernel command line (e.g. kpack.cpus=2); KPACK_SMP_QEMU_ARGS (e.g.
 # -no-acpi) to QEMU's; KPACK_SMP_KERNEL_ONLINE replaces the expected online list (a kernel without
-# CONFIG_X86_MPPARSE, like Debian's, runs on one CPU where only an MP table lists the others).
+# CONFIG_X86_MPPARSE, like Debian's, runs on one CPU where only an MP table lists the others);
+# KPACK_SMP_XXH3 (AVX2 or SSE2) the XXH3 build the line must name (lz4 and zstd images).
 # Exit 0 pass, 1 fail, 77 skip.
 set -euo pipefail
 
@@ -49,6 +50,10 @@ want_found=$cpus want_late=0
 [[ $got -eq $started ]] || fail "$got APs started, expected $started"
 [[ $ran -eq $started && $returned -eq $started ]] || fail "$ran ran and $returned returned, expected $started"
 [[ $late -eq $want_late ]] || fail "$late APs did not check in, expected $want_late"
+
+if [[ -n ${KPACK_SMP_XXH3:-} ]]; then
+    [[ $line == *"; XXH3 with $KPACK_SMP_XXH3" ]] || fail "the frames were not proved by XXH3 with $KPACK_SMP_XXH3"
+fi
 
 online=$(grep -a -m1 '^KPACK_CPU_ONLINE ' "$log" | tr -d '\r' | cut -d' ' -f2) || fail "no KPACK_CPU_ONLINE line"
 want_online=0; [[ $cpus -eq 1 ]] || want_online=0-$((cpus - 1))
