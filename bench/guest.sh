@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # guest.sh OUT RUNS TAG... — boot every image of each kernel TAG and record when /init started.
-# ICOUNT_RUNS (default 3) -icount boots per image: the kernel reads the RTC, so even -icount
-# counts vary by ~1 M instructions between boots; the report takes their median.
+# ICOUNT_RUNS (default 3) -icount boots per image; the report takes their median. Under -icount the
+# RTC runs on the guest's clock from a fixed date (-rtc clock=vm): with the host's, the kernel's
+# reads of it made the same boot vary by about 1 M instructions.
+# KPACK_BENCH_QEMU_ARGS adds QEMU options to every boot (e.g. "-cpu max": AVX2 for XXH3).
 #
 # Expects OUT/TAG/{stock,pvh,raw,gzip,lz4,zstd}.img (bench/run.sh makes them; KPACK_BENCH_IMAGES,
 # space-separated, names other images, as bench/xz.sh does) and OUT/initramfs.cpio.gz. Writes:
@@ -23,7 +25,7 @@ initrd=$out/initramfs.cpio.gz
 # The same machine as tests/boot/boot.sh: 512 MiB, serial only, no NIC (no option ROM to load).
 qemu_args() {
     echo -m 512M -display none -monitor none -nic none -no-reboot \
-        -kernel "$1" -initrd "$initrd"
+        -kernel "$1" -initrd "$initrd" ${KPACK_BENCH_QEMU_ARGS:-}
 }
 append="console=ttyS0 panic=-1 kpack.debug"
 
@@ -33,7 +35,8 @@ lock=/tmp/kpack-qemu.lock
 icount_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
     local tag=$1 image=$2 log=$out/$1/$2.icount$3.log
     flock "$lock" timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "$append" \
-        -serial "file:$log" -icount shift=0,sleep=off 2>"$log.stderr" || true
+        -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 \
+        2>"$log.stderr" || true
     local tsc
     tsc=$(grep -a -o 'KPACK_INIT_OK tsc=[0-9]*' "$log" | head -n1 | cut -d= -f2)
     [[ -n $tsc ]] || { echo "guest.sh: $tag/$image did not reach /init; see $log" >&2; return 1; }

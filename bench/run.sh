@@ -53,11 +53,13 @@ for tag in $kernels; do
     dir=$out/$tag
     mkdir -p "$dir"
     log "$tag: $vmlinuz"
-    "$kpack" extract "$vmlinuz" -o "$dir/vmlinux"
+    # The relocation table too, so the kpack images move the kernel's virtual base as the stock
+    # image does (KASLR), at the same cost.
+    "$kpack" extract "$vmlinuz" -o "$dir/vmlinux" --relocs "$dir/vmlinux.relocs"
     cp "$vmlinuz" "$dir/stock.img"
     ln -sf vmlinux "$dir/pvh.img"
     for codec in raw gzip lz4 zstd; do
-        "$kpack" "--$codec" "$dir/vmlinux" -o "$dir/$codec.img"
+        "$kpack" "--$codec" "$dir/vmlinux" --relocs "$dir/vmlinux.relocs" -o "$dir/$codec.img"
     done
 done
 

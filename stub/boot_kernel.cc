@@ -104,9 +104,9 @@ void print_summary(const StubInfo& record, uint64_t base, const UnpackResult& re
 StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubInfo& record,
                            PhysicalMemory& memory, const BootOptions& options, UnpackResult* result) {
   // What the loader handed over: usable RAM minus everything live.
-  BootEnvironment env;
-  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env);
-  if (!status.ok()) return status;
+  BootEnvironment own_env;
+  if (!options.env) KPACK_TRY(read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &own_env));
+  const BootEnvironment& env = options.env ? *options.env : own_env;
   bool debug = command_line_has(command_line_text(env), command_line_length(env), "kpack.debug");
   DebugTrace trace(debug, options.start_tsc);
   KaslrRequest kaslr = kaslr_request(*params, env, memory, options);
@@ -121,7 +121,7 @@ StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const 
   // Unpack the kernel straight to where it will run.
   uint64_t base = reinterpret_cast<uint64_t>(image_base);
   uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - image_base;
-  status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result, options.workers,
+  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result, options.workers,
                               options.max_workers);
   if (!status.ok()) return status;
   if (debug) print_summary(record, base, *result, options.start_tsc, trace.total());

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boot_environment.h"
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
 #include "physical_memory.h"
@@ -22,6 +23,7 @@ struct BootOptions {
   bool bios_machine = true;              // look for the RSDP where a BIOS leaves it
   const uint8_t* extra_entropy = nullptr;  // e.g. EFI_RNG_PROTOCOL's bytes, mixed into KASLR's
   size_t extra_entropy_size = 0;
+  const BootEnvironment* env = nullptr;  // read by the caller already; else unpack_for_boot reads it
   FrameWorkers* workers = nullptr;       // helpers that decode frames alongside (the legacy entries' APs)
   uint32_t max_workers = 0;
 };

@@ -55,17 +55,16 @@ class IdentityMemory final : public PhysicalMemory {
 // reason for kpack.debug; it never stops the boot.
 class ApplicationProcessors final : public FrameWorkers {
  public:
-  ApplicationProcessors(const boot::BootParams& params, uint8_t* image_base, const StubInfo& record,
-                        PhysicalMemory& memory) {
-    if (!read_boot_environment(params, reinterpret_cast<uint64_t>(&params), memory, &env_).ok()) return;  // unpack reports it
-    const char* text = reinterpret_cast<const char*>(env_.command_line.begin);
-    uint64_t length = env_.command_line.empty() ? 0 : env_.command_line.size() - 1;
+  ApplicationProcessors(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
+                        const StubInfo& record, PhysicalMemory& memory)
+      : params_(params) {
+    const char* text = reinterpret_cast<const char*>(env.command_line.begin);
+    uint64_t length = env.command_line.empty() ? 0 : env.command_line.size() - 1;
     debug_ = command_line_has(text, length, "kpack.debug");
     request_.params = &params;
     request_.params_addr = reinterpret_cast<uint64_t>(&params);
-    request_.env = &env_;
+    request_.env = &env;
     request_.memory = &memory;
-    request_.rsdp = params.acpi_rsdp_addr ? uint64_t{params.acpi_rsdp_addr} : find_bios_rsdp(memory);
     request_.image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
     uint64_t cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
     request_.max_cpus = static_cast<uint32_t>(cpus < 1 ? 1 : cpus < kMaxCpus ? cpus : kMaxCpus);
@@ -78,6 +77,8 @@ class ApplicationProcessors final : public FrameWorkers {
 
   uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
     work_ = work, arg_ = arg;
+    // unpack_for_boot has looked for the RSDP by now (a BIOS leaves it in low memory).
+    request_.rsdp = params_.acpi_rsdp_addr ? uint64_t{params_.acpi_rsdp_addr} : find_bios_rsdp(*request_.memory);
     request_.helper_memory = memory;
     request_.work = &ApplicationProcessors::run;
     request_.arg = this;
@@ -121,7 +122,7 @@ class ApplicationProcessors final : public FrameWorkers {
     aps->work_(aps->arg_, index);
   }
 
-  BootEnvironment env_;
+  const boot::BootParams& params_;
   smp::HelperRequest request_;
   smp::HelperReport report_;
   bool debug_ = false;
@@ -141,11 +142,15 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   install_exception_handlers();
   enable_avx_registers();
   IdentityMemory memory;
-  ApplicationProcessors helpers(*params, image_base, *record, memory);
+  BootEnvironment env;
+  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env);
+  if (!status.ok()) halt_with(status);
+  options.env = &env;
+  ApplicationProcessors helpers(*params, env, image_base, *record, memory);
   options.workers = &helpers;
   options.max_workers = helpers.max_helpers();
   UnpackResult result;
-  StubStatus status = unpack_for_boot(params, image_base, *record, memory, options, &result);
+  status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
   helpers.print(result, *record);
   return result.entry;

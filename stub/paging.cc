@@ -60,7 +60,8 @@ bool map_range(PageTables* t, uint64_t begin, uint64_t size) {
 
 extern "C" {
 
-PageTables stub_page_tables;
+// Its own section, which stub.ld puts first among the writable data: the one 4 KiB-aligned object.
+__attribute__((section(".data.page_tables"))) PageTables stub_page_tables;
 
 // Returns the value for CR3, or 0 when the windows above 4 GiB do not fit in the pool (the caller
 // halts: switching would unmap the stub). `params` is read through the loader's own mapping;

@@ -349,6 +349,20 @@ TEST_CASE("helpers decode frames alongside the caller: the same kernel, and the 
   }
 }
 
+TEST_CASE("helpers zero a large bss in pieces alongside the frames") {
+  // 1.25 MiB past p_filesz in the first segment and 5.5 MiB in the last: two pieces and six,
+  // shared out with the frames; check_kernel finds every byte zero where memory held its canary.
+  std::vector<test::SegmentSpec> segments = test::typical_segments();
+  segments[0].memsz = 0x23000 + 0x140000;
+  segments[3].memsz = 0x6000 + 0x580000;
+  KernelInput input = input_from(test::make_kernel_elf(segments));
+  for (uint32_t threads : {0u, 1u, 3u}) {
+    CAPTURE(threads);
+    Run run = unpack(Codec::kLz4, compressed_payload(input, Codec::kLz4), kImageBase, 0x200000, threads);
+    check_kernel(run, input);
+  }
+}
+
 TEST_CASE("the frame table is checked before any frame is decoded") {
   FrameEntry good[3] = {{0, 10, 0, 100, 0}, {10, 20, 100, 200, 0}, {30, 5, 300, 8, 0}};
   CHECK(check_frame_table(good, 3, 35, 8).ok());

@@ -21,19 +21,6 @@ uint64_t destination_of(const UnpackResult& r, const LoadSegment& s) {
   return r.base + (s.paddr - r.kernel.physical.begin);
 }
 
-// Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
-StubStatus zero_tails(UnpackResult& r, PhysicalMemory& memory) {
-  for (uint32_t i = 0; i < r.kernel.segment_count; ++i) {
-    const LoadSegment& s = r.kernel.segments[i];
-    uint64_t tail = s.memsz - s.filesz;
-    if (!tail) continue;
-    uint8_t* dst = memory.writable(destination_of(r, s) + s.filesz, tail);
-    if (!dst) return fail("segment tail is not writable", destination_of(r, s) + s.filesz, tail);
-    __builtin_memset(dst, 0, tail);
-  }
-  return StubStatus::success();
-}
-
 // The kernel's physical address in `room`: a uniformly drawn slot when asked (and one exists
 // within what the command line allows), else the lowest fit at or above the floor.
 StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, UnpackResult& r) {
@@ -88,8 +75,41 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   return StubStatus::success();
 }
 
-// The frames after the headers', handed out one at a time to the caller and its helpers. A
-// worker stops at its first error; the engine reports the error of the lowest failing frame.
+// The bss and the other bytes past p_filesz, cut into pieces the queue hands out after the
+// frames: zeroing 12 MB is a twelfth of lz4's work, too much to leave to one CPU.
+inline constexpr uint64_t kZeroPiece = 1 << 20;
+inline constexpr uint32_t kMaxZeroPieces = 256;
+
+struct ZeroPieces {
+  struct Piece {
+    uint8_t* at;
+    uint64_t size;
+  } pieces[kMaxZeroPieces];
+  uint32_t count = 0;
+};
+
+StubStatus cut_zero_pieces(const UnpackResult& r, PhysicalMemory& memory, ZeroPieces* out) {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < r.kernel.segment_count; ++i) total += r.kernel.segments[i].memsz - r.kernel.segments[i].filesz;
+  // Each tail ends in a partial piece at most: kMaxLoadSegments of them besides total / piece.
+  uint64_t piece = kZeroPiece;
+  while (total / piece + kMaxLoadSegments > kMaxZeroPieces) piece *= 2;
+  out->count = 0;
+  for (uint32_t i = 0; i < r.kernel.segment_count; ++i) {
+    const LoadSegment& s = r.kernel.segments[i];
+    uint64_t tail = s.memsz - s.filesz;
+    if (!tail) continue;
+    uint8_t* dst = memory.writable(destination_of(r, s) + s.filesz, tail);
+    if (!dst) return fail("segment tail is not writable", destination_of(r, s) + s.filesz, tail);
+    for (uint64_t at = 0; at < tail; at += piece)
+      out->pieces[out->count++] = {dst + at, tail - at < piece ? tail - at : piece};
+  }
+  return StubStatus::success();
+}
+
+// The frames after the headers', then the zero pieces, handed out one at a time to the caller
+// and its helpers. A worker stops at its first error; the engine reports the error of the lowest
+// failing frame.
 struct FrameQueue {
   const KernelHeaders* kernel;
   const FrameEntry* frames;
@@ -102,18 +122,25 @@ struct FrameQueue {
   FrameDecoder* caller_decoder;
   uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
   uint64_t arena_size;
+  ZeroPieces zero = {};    // items count .. count + zero.count - 1
   uint32_t next = 1;
   uint32_t failed = 0;
-  uint64_t done[kMaxFrames / 64] = {};  // frames proved at their place
+  uint64_t done[(kMaxFrames + kMaxZeroPieces) / 64] = {};  // items finished: frames proved at their place, pieces zeroed
   uint64_t decoded = 0;
   uint32_t frames_by[kMaxFrameWorkers + 1] = {};
   uint32_t fail_index[kMaxFrameWorkers + 1] = {};
   StubStatus status[kMaxFrameWorkers + 1] = {};
+
+  uint32_t items() const { return count + zero.count; }
 };
 
-// Frame `i` on `worker`: decoded straight to its place and proved there (a frame of bytes
-// between segments is skipped), then marked done. False on an error, recorded for the worker.
-bool handle_frame(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t worker) {
+bool handle_item(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t worker) {
+  if (i >= q.count) {
+    const ZeroPieces::Piece& piece = q.zero.pieces[i - q.count];
+    __builtin_memset(piece.at, 0, piece.size);
+    __atomic_fetch_or(&q.done[i / 64], uint64_t{1} << (i % 64), __ATOMIC_RELEASE);
+    return true;
+  }
   uint8_t* dst = q.table;
   StubStatus status = StubStatus::success();
   if (i < q.elf_frames) {
@@ -154,7 +181,7 @@ void decode_frames(void* arg, uint32_t worker) {
   }
   while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
     uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
-    if (i >= q.count || !handle_frame(q, i, *decoder, worker)) return;
+    if (i >= q.items() || !handle_item(q, i, *decoder, worker)) return;
   }
 }
 
@@ -162,12 +189,12 @@ bool is_done(const FrameQueue& q, uint32_t i) {
   return __atomic_load_n(&q.done[i / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (i % 64));
 }
 
-// A helper stopped while it decoded (FrameWorkers::finish) leaves its frame undone, maybe half
-// written: the caller decodes every such frame again, from scratch.
+// A helper stopped while it decoded (FrameWorkers::finish) leaves its item undone, maybe half
+// written: the caller does every such item again, from scratch.
 void redo_unfinished(FrameQueue& q) {
-  uint32_t taken = q.next < q.count ? q.next : q.count;
+  uint32_t taken = q.next < q.items() ? q.next : q.items();
   for (uint32_t i = 1; i < taken && !q.failed; ++i)
-    if (!is_done(q, i) && !handle_frame(q, i, *q.caller_decoder, 0)) return;
+    if (!is_done(q, i) && !handle_item(q, i, *q.caller_decoder, 0)) return;
 }
 
 // Every frame after the headers' goes straight to its place in the kernel (or, the relocation
@@ -190,6 +217,8 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   const FrameEntry& last = q.frames[q.elf_frames - 1];
   if (last.file_offset + last.size != k.file_end)
     return fail("payload frames do not end with the kernel's last segment", k.file_end);
+  // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
+  KPACK_TRY(cut_zero_pieces(r, memory, &q.zero));
   if (helpers) r.workers_started = request.workers->start(decode_frames, &q, helpers, helper_memory);
   decode_frames(&q, 0);
   if (helpers) {
@@ -293,7 +322,11 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     table = decoded_table;
   }
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));
-  KPACK_TRY(zero_tails(r, memory));
+  if (!compressed) {  // the queue zeroed a compressed kernel's tails; a raw one's table may lie there
+    ZeroPieces tails;
+    KPACK_TRY(cut_zero_pieces(r, memory, &tails));
+    for (uint32_t p = 0; p < tails.count; ++p) __builtin_memset(tails.pieces[p].at, 0, tails.pieces[p].size);
+  }
   r.entry = r.base + (r.kernel.entry - r.kernel.physical.begin);
   *result = r;
   return StubStatus::success();
