@@ -69,6 +69,7 @@ class ApplicationProcessors final : public FrameWorkers {
     uint64_t cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
     request_.max_cpus = static_cast<uint32_t>(cpus < 1 ? 1 : cpus < kMaxCpus ? cpus : kMaxCpus);
     request_.break_trampoline = command_line_has(text, length, "kpack.test_broken_trampoline");
+    stop_first_helper_ = command_line_has(text, length, "kpack.test_stopped_helper");
   }
 
   uint32_t max_helpers() const { return request_.max_cpus - 1; }
@@ -87,6 +88,13 @@ class ApplicationProcessors final : public FrameWorkers {
   }
 
   void finish() override { returned_ = smp::park_helpers(); }
+
+  // kpack.test_stopped_helper: the first AP stays inside its first item until park_helpers gives
+  // up on it and sends INIT, as a CPU that overran the bounded wait would.
+  bool holds(uint32_t index) const override { return stop_first_helper_ && index == 1; }
+  void hold(uint32_t) override {
+    for (;;) asm volatile("pause");
+  }
 
   // One line with kpack.debug: what was found and started, who decoded the frames, and which
   // XXH3 build proved them.
@@ -108,7 +116,9 @@ class ApplicationProcessors final : public FrameWorkers {
     serial::write_decimal(result.frames);
     serial::write(", ");
     serial::write_decimal(result.frames - result.frames_by_caller);
-    serial::write(" by helpers");
+    serial::write(" by helpers, ");
+    serial::write_decimal(result.redone);
+    serial::write(" redone");
     if (uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3))
       serial::write(avx2_enabled() ? "; XXH3 with AVX2" : "; XXH3 with SSE2");
     serial::write("\n");
@@ -126,6 +136,7 @@ class ApplicationProcessors final : public FrameWorkers {
   smp::HelperRequest request_;
   smp::HelperReport report_;
   bool debug_ = false;
+  bool stop_first_helper_ = false;
   void (*work_)(void*, uint32_t) = nullptr;
   void* arg_ = nullptr;
   uint32_t ran_ = 0;

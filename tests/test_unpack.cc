@@ -81,7 +81,7 @@ struct Run {
 // Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
 // [1 MiB, 128 MiB).
 Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImageBase,
-           uint64_t min_kernel = 0x200000, uint32_t threads = 0) {
+           uint64_t min_kernel = 0x200000, uint32_t threads = 0, uint32_t held = 0) {
   const std::vector<uint8_t>& payload = framed.bytes;
   Run run;
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
@@ -100,7 +100,7 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   request.frame_table_addr = image_base + kFrameTableOffset;
   request.frame_count = static_cast<uint32_t>(framed.frames.size());
   request.digest = digest_for(codec);
-  test::ThreadWorkers workers;
+  test::ThreadWorkers workers(held);
   if (threads) request.workers = &workers, request.max_workers = threads;
   CountingTrace trace;
   run.status = unpack_kernel(request, free, *run.memory, trace, &run.result);
@@ -346,6 +346,22 @@ TEST_CASE("helpers decode frames alongside the caller: the same kernel, and the 
       CHECK(std::string(refused.status.message) == "payload frame digest mismatch (corrupt payload)");
       CHECK(refused.status.a == 2);
     }
+  }
+}
+
+TEST_CASE("a helper stopped inside an item leaves it to the caller, which does it again") {
+  // The held helper takes the first item after the headers, scrambles its destination with 0xCC
+  // and stays there until finish(); the caller must decode that frame again, from scratch.
+  std::vector<test::SegmentSpec> segments = test::typical_segments();
+  segments[3].memsz = 0x6000 + 0x180000;  // zero pieces too
+  KernelInput input = input_from(test::make_kernel_elf(segments));
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
+    CAPTURE(codec_name(codec));
+    FramedPayload payload = compressed_payload(input, codec);
+    Run run = unpack(codec, payload, kImageBase, 0x200000, 2, 1);
+    check_kernel(run, input);
+    CHECK(run.result.redone == 1);
+    CHECK(run.result.frames == payload.frames.size() - 1);
   }
 }
 

@@ -25,6 +25,13 @@ class FrameWorkers {
   // CPU that overran a bounded wait) wherever it was; the engine redoes what those left undone.
   virtual void finish() = 0;
 
+  // For tests of the engine's redo: whether worker `index` is to stop inside its first item, with
+  // the item's bytes half written (scrambled), as a CPU stopped by the bounded wait would leave
+  // them. hold() then keeps it there until finish() stops it (a CPU never returns: INIT stops it;
+  // a thread returns, and the engine ends its work without marking the item done).
+  virtual bool holds(uint32_t /*index*/) const { return false; }
+  virtual void hold(uint32_t /*index*/) {}
+
  protected:
   ~FrameWorkers() = default;
 };

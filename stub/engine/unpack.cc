@@ -122,6 +122,7 @@ struct FrameQueue {
   FrameDecoder* caller_decoder;
   uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
   uint64_t arena_size;
+  FrameWorkers* workers = nullptr;
   ZeroPieces zero = {};    // items count .. count + zero.count - 1
   uint32_t next = 1;
   uint32_t failed = 0;
@@ -134,21 +135,31 @@ struct FrameQueue {
   uint32_t items() const { return count + zero.count; }
 };
 
-bool handle_item(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t worker) {
+// Where item `i` goes: a frame's place in the kernel (nullptr for bytes between segments, which
+// nobody keeps) or the relocation table's, or a zero piece.
+StubStatus item_destination(const FrameQueue& q, uint32_t i, uint8_t** dst, uint64_t* size) {
   if (i >= q.count) {
-    const ZeroPieces::Piece& piece = q.zero.pieces[i - q.count];
-    __builtin_memset(piece.at, 0, piece.size);
-    __atomic_fetch_or(&q.done[i / 64], uint64_t{1} << (i % 64), __ATOMIC_RELEASE);
-    return true;
+    *dst = q.zero.pieces[i - q.count].at, *size = q.zero.pieces[i - q.count].size;
+    return StubStatus::success();
   }
-  uint8_t* dst = q.table;
-  StubStatus status = StubStatus::success();
-  if (i < q.elf_frames) {
-    uint64_t offset = 0;
-    status = frame_target(*q.kernel, q.frames[i], &offset);
-    dst = status.ok() && offset != kNotKept ? q.kernel_bytes + offset : nullptr;
-  }
-  if (status.ok() && dst) {
+  *dst = q.table, *size = q.frames[i].size;
+  if (i >= q.elf_frames) return StubStatus::success();
+  uint64_t offset = 0;
+  KPACK_TRY(frame_target(*q.kernel, q.frames[i], &offset));
+  *dst = offset != kNotKept ? q.kernel_bytes + offset : nullptr;
+  return StubStatus::success();
+}
+
+// Item `i` on `worker`: a frame decoded straight to its place and proved there (a frame of bytes
+// between segments is skipped), or a zero piece; then marked done. False on an error, recorded
+// for the worker.
+bool handle_item(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t worker) {
+  uint8_t* dst = nullptr;
+  uint64_t size = 0;
+  StubStatus status = item_destination(q, i, &dst, &size);
+  if (status.ok() && dst && i >= q.count) {
+    __builtin_memset(dst, 0, size);
+  } else if (status.ok() && dst) {
     status = decode_frame(decoder, q.payload, q.frames[i], i, q.digest, dst);
     if (status.ok()) {
       ++q.frames_by[worker];
@@ -162,6 +173,15 @@ bool handle_item(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t work
   }
   __atomic_fetch_or(&q.done[i / 64], uint64_t{1} << (i % 64), __ATOMIC_RELEASE);
   return true;
+}
+
+// A worker the test hook holds (FrameWorkers::holds): it takes an item, scrambles the bytes the
+// item would write and stays there; as far as the engine knows for good, so the item stays undone.
+void hold_in_item(FrameQueue& q, uint32_t i, uint32_t worker) {
+  uint8_t* dst = nullptr;
+  uint64_t size = 0;
+  if (item_destination(q, i, &dst, &size).ok() && dst) __builtin_memset(dst, 0xCC, size);
+  q.workers->hold(worker);
 }
 
 void decode_frames(void* arg, uint32_t worker) {
@@ -179,9 +199,12 @@ void decode_frames(void* arg, uint32_t worker) {
     }
     decoder = &own;
   }
+  bool held = worker != 0 && q.workers->holds(worker);
   while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
     uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
-    if (i >= q.items() || !handle_item(q, i, *decoder, worker)) return;
+    if (i >= q.items()) return;
+    if (held) return hold_in_item(q, i, worker);
+    if (!handle_item(q, i, *decoder, worker)) return;
   }
 }
 
@@ -190,11 +213,16 @@ bool is_done(const FrameQueue& q, uint32_t i) {
 }
 
 // A helper stopped while it decoded (FrameWorkers::finish) leaves its item undone, maybe half
-// written: the caller does every such item again, from scratch.
-void redo_unfinished(FrameQueue& q) {
+// written: the caller does every such item again, from scratch. Returns how many it did.
+uint32_t redo_unfinished(FrameQueue& q) {
   uint32_t taken = q.next < q.items() ? q.next : q.items();
-  for (uint32_t i = 1; i < taken && !q.failed; ++i)
-    if (!is_done(q, i) && !handle_item(q, i, *q.caller_decoder, 0)) return;
+  uint32_t redone = 0;
+  for (uint32_t i = 1; i < taken && !q.failed; ++i) {
+    if (is_done(q, i)) continue;
+    if (!handle_item(q, i, *q.caller_decoder, 0)) break;
+    ++redone;
+  }
+  return redone;
 }
 
 // Every frame after the headers' goes straight to its place in the kernel (or, the relocation
@@ -219,11 +247,12 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
     return fail("payload frames do not end with the kernel's last segment", k.file_end);
   // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
   KPACK_TRY(cut_zero_pieces(r, memory, &q.zero));
+  q.workers = request.workers;
   if (helpers) r.workers_started = request.workers->start(decode_frames, &q, helpers, helper_memory);
   decode_frames(&q, 0);
   if (helpers) {
     request.workers->finish();
-    redo_unfinished(q);
+    r.redone = redo_unfinished(q);
   }
   uint32_t first_failure = ~0u;
   StubStatus status = StubStatus::success();

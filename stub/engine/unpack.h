@@ -61,6 +61,7 @@ struct UnpackResult {
   uint32_t frames = 0;      // frames decoded (bytes between segments are skipped)
   uint32_t workers_started = 0;  // helpers that decoded alongside the caller
   uint32_t frames_by_caller = 0;  // of `frames`, how many the caller decoded itself
+  uint32_t redone = 0;           // items a stopped helper left undone, which the caller did again
   uint64_t physical_slots = 0;   // the random physical slot was one of these (0: not drawn)
   bool physical_fallback = false;  // asked to randomize, but no slot fit: the lowest fit instead
   uint64_t virtual_offset = 0;   // added to the kernel's virtual base (0: not moved)

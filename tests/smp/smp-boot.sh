@@ -6,7 +6,9 @@
 #   - the stub's kpack.debug line "kpack: cpus: F found, S started, R ran, R returned, L late"
 #     with F = CPUS (the firmware's table lists them all), S = STARTED, R = S (every AP that
 #     checked in ran the work and returned), and L = CPUS - 1 - STARTED when the words hold
-#     kpack.test_broken_trampoline (the APs sent START that never checked in), else 0;
+#     kpack.test_broken_trampoline (the APs sent START that never checked in), else 0; with
+#     kpack.test_stopped_helper one AP never returns (the stub stops it with INIT after its
+#     bounded wait) and the line must say "1 redone": the boot CPU decoded its frame again;
 #     with kpack.cpus=1 the stub looks at nothing: "0 found, 0 started";
 #   - /init's marker (KPACK_INIT_OK), and /sys/devices/system/cpu/online = 0-(CPUS-1) ("0" for one):
 #     the kernel started every AP after the stub parked them, whatever the stub did.
@@ -48,7 +50,11 @@ want_found=$cpus want_late=0
 [[ " $words " != *" kpack.test_broken_trampoline "* ]] || want_late=$((cpus - 1 - started))
 [[ $found -eq $want_found ]] || fail "$found CPUs found, expected $want_found"
 [[ $got -eq $started ]] || fail "$got APs started, expected $started"
-[[ $ran -eq $started && $returned -eq $started ]] || fail "$ran ran and $returned returned, expected $started"
+want_returned=$started want_redone=0
+if [[ " $words " == *" kpack.test_stopped_helper "* ]]; then want_returned=$((started - 1)) want_redone=1; fi
+[[ $ran -eq $started && $returned -eq $want_returned ]] ||
+    fail "$ran ran and $returned returned, expected $started and $want_returned"
+[[ $line == *" by helpers, $want_redone redone"* ]] || fail "expected $want_redone items redone by the boot CPU"
 [[ $late -eq $want_late ]] || fail "$late APs did not check in, expected $want_late"
 
 if [[ -n ${KPACK_SMP_XXH3:-} ]]; then

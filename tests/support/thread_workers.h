@@ -2,6 +2,7 @@
 // the fuzzer and the benchmark run the engine's parallel decode exactly as the stub does.
 #pragma once
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -11,18 +12,40 @@ namespace kpack::test {
 
 class ThreadWorkers final : public FrameWorkers {
  public:
+  // `held`: the helper the engine's test hook holds inside its first item (0: none), released by
+  // finish(), like a CPU the stub stops after its bounded wait.
+  explicit ThreadWorkers(uint32_t held = 0) : held_(held) {}
+
   uint64_t memory_for(uint32_t) const override { return 0; }
   uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range) override {
-    for (uint32_t i = 1; i <= count; ++i) threads_.emplace_back(work, arg, i);
+    for (uint32_t i = 1; i <= count; ++i) {
+      threads_.emplace_back([this, work, arg, i] {
+        work(arg, i);
+        if (i == held_) held_returned_.store(true);
+      });
+      // The held helper takes its item while nothing else runs: the first item, every time.
+      if (i == held_)
+        while (!holding_.load() && !held_returned_.load()) std::this_thread::yield();
+    }
     return count;
   }
   void finish() override {
+    released_.store(true);
     for (std::thread& t : threads_) t.join();
     threads_.clear();
+  }
+  bool holds(uint32_t index) const override { return index == held_; }
+  void hold(uint32_t) override {
+    holding_.store(true);
+    while (!released_.load()) std::this_thread::yield();
   }
 
  private:
   std::vector<std::thread> threads_;
+  uint32_t held_;
+  std::atomic<bool> holding_{false};
+  std::atomic<bool> held_returned_{false};
+  std::atomic<bool> released_{false};
 };
 
 }  // namespace kpack::test
