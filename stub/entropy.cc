@@ -2,6 +2,7 @@
 // (arch/x86/lib/kaslr.c): RDRAND, RDTSC, or the i8254 when the CPU has no TSC.
 #include "entropy.h"
 
+#include "cpuid.h"
 #include "kaslr.h"
 
 namespace kpack {
@@ -10,12 +11,6 @@ namespace {
 constexpr uint32_t kCpuidRdrand = 1u << 30;  // CPUID.1:ECX
 constexpr uint32_t kCpuidTsc = 1u << 4;      // CPUID.1:EDX
 constexpr int kRdrandRetries = 10;           // RDRAND_RETRY_LOOPS in the kernel
-
-void cpuid(uint32_t leaf, uint32_t* ecx, uint32_t* edx) {
-  uint32_t eax = leaf, ebx = 0;
-  *ecx = 0;
-  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "+c"(*ecx), "=d"(*edx));
-}
 
 bool rdrand(uint64_t* value) {
   for (int i = 0; i < kRdrandRetries; ++i) {
@@ -50,11 +45,10 @@ uint64_t i8254() {
 }  // namespace
 
 uint64_t mix_cpu_entropy(uint64_t state) {
-  uint32_t ecx, edx;
-  cpuid(1, &ecx, &edx);
+  CpuidResult features = cpuid(1);
   uint64_t value;
-  if ((ecx & kCpuidRdrand) && rdrand(&value)) state = mix_entropy(state, value);
-  if (edx & kCpuidTsc) return mix_entropy(state, rdtsc());
+  if ((features.ecx & kCpuidRdrand) && rdrand(&value)) state = mix_entropy(state, value);
+  if (features.edx & kCpuidTsc) return mix_entropy(state, rdtsc());
   return mix_entropy(state, i8254());
 }
 

@@ -7,6 +7,7 @@
 #include "asm_symbols.h"
 #include "boot_environment.h"
 #include "boot_kernel.h"
+#include "cpuid.h"
 #include "exceptions.h"
 #include "halt.h"
 #include "kaslr.h"
@@ -23,12 +24,8 @@ namespace {
 // The CPU's physical address width (CPUID 0x80000008), capped at MAXMEM: nothing above it can be
 // mapped without setting reserved bits in a page-table entry.
 uint64_t physical_address_limit() {
-  uint32_t eax = 0x80000000, ebx, ecx, edx;
-  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx));
-  if (eax < 0x80000008) return 1ull << 36;
-  eax = 0x80000008;
-  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx));
-  uint64_t limit = 1ull << (eax & 0xFF);
+  if (cpuid(0x80000000).eax < 0x80000008) return 1ull << 36;
+  uint64_t limit = 1ull << (cpuid(0x80000008).eax & 0xFF);
   return limit < kMaxPhysicalAddress ? limit : kMaxPhysicalAddress;
 }
 

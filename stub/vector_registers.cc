@@ -2,18 +2,16 @@
 
 #include <stdint.h>
 
+#include "cpuid.h"
+
 namespace kpack {
 
 void enable_avx_registers() {
-  uint32_t eax = 1, ebx, ecx, edx;
-  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "c"(0));
   constexpr uint32_t kXsave = 1u << 26, kAvx = 1u << 28;
-  if ((ecx & (kXsave | kAvx)) != (kXsave | kAvx)) return;
+  if ((cpuid(1).ecx & (kXsave | kAvx)) != (kXsave | kAvx)) return;
   // The state components XCR0 may hold (CPUID 0xD): x87 (bit 0) always, SSE and AVX (bits 1, 2).
-  eax = 0xD;
-  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "c"(0));
   constexpr uint32_t kX87SseAvx = 0b111;
-  if ((eax & kX87SseAvx) != kX87SseAvx) return;
+  if ((cpuid(0xD).eax & kX87SseAvx) != kX87SseAvx) return;
 
   uint64_t cr4;
   asm volatile("mov %%cr4, %0" : "=r"(cr4));

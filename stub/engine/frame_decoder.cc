@@ -64,6 +64,7 @@ StubStatus codec_state_size(Codec codec, const uint8_t* payload, uint64_t size, 
 StubStatus FrameDecoder::init(Codec codec, Arena& arena, bool require_frame_check) {
   codec_ = codec;
   require_frame_check_ = require_frame_check;
+  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) xxh3_ = xxh3_for_this_cpu();
   arena_ = &arena;
   if (!has_decoder(codec)) return fail("unknown payload codec", static_cast<uint32_t>(codec));
   if (has_decoder(Codec::kZstd) && codec == Codec::kZstd) {
@@ -97,7 +98,7 @@ StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t*
 }
 
 bool FrameDecoder::xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const {
-  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return xxh3_64(dst, size) == expected;
+  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return xxh3_(dst, size) == expected;
   return false;
 }
 

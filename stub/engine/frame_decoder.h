@@ -4,6 +4,7 @@
 // kernel.
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arena.h"
@@ -55,6 +56,7 @@ class FrameDecoder {
 
   Codec codec_ = Codec::kRaw;
   bool require_frame_check_ = true;
+  uint64_t (*xxh3_)(const void*, size_t) = nullptr;  // chosen in init, on the CPU that decodes
   Arena* arena_ = nullptr;
   ZSTD_DCtx_s* zstd_ = nullptr;
   z_stream_s* zlib_ = nullptr;

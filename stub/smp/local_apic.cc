@@ -1,6 +1,7 @@
 #include "local_apic.h"
 
 #include "boot_kernel.h"
+#include "cpuid.h"
 
 namespace kpack::smp {
 namespace {
@@ -20,10 +21,6 @@ constexpr uint32_t kLevelAssert = 1u << 14, kTriggerLevel = 1u << 15, kDeliveryP
 // simply does not check in.
 constexpr uint32_t kIcrPolls = 1000000;
 
-void cpuid(uint32_t leaf, uint32_t subleaf, uint32_t* eax, uint32_t* ebx, uint32_t* ecx, uint32_t* edx) {
-  asm volatile("cpuid" : "=a"(*eax), "=b"(*ebx), "=c"(*ecx), "=d"(*edx) : "a"(leaf), "c"(subleaf));
-}
-
 }  // namespace
 
 uint64_t read_msr(uint32_t msr) {
@@ -37,22 +34,15 @@ void write_msr(uint32_t msr, uint64_t value) {
 }
 
 uint32_t current_apic_id() {
-  uint32_t max, ebx, ecx, edx;
-  cpuid(0, 0, &max, &ebx, &ecx, &edx);
-  if (max >= 0xB) {
-    uint32_t eax;
-    cpuid(0xB, 0, &eax, &ebx, &ecx, &edx);
-    if (ebx) return edx;  // leaf 0xB is implemented: EDX is the x2APIC ID
+  if (cpuid(0).eax >= 0xB) {
+    CpuidResult topology = cpuid(0xB, 0);
+    if (topology.ebx) return topology.edx;  // leaf 0xB is implemented: EDX is the x2APIC ID
   }
-  uint32_t eax;
-  cpuid(1, 0, &eax, &ebx, &ecx, &edx);
-  return ebx >> 24;
+  return cpuid(1).ebx >> 24;
 }
 
 bool LocalApic::open() {
-  uint32_t eax, ebx, ecx, edx;
-  cpuid(1, 0, &eax, &ebx, &ecx, &edx);
-  if (!(edx & (1u << 9))) return false;  // no APIC: MSR 0x1B may not even exist
+  if (!(cpuid(1).edx & (1u << 9))) return false;  // no APIC: MSR 0x1B may not even exist
   uint64_t msr = read_msr(kMsrApicBase);
   if (!(msr & kApicBaseEnabled)) return false;
   x2apic_ = msr & kApicBaseX2apic;

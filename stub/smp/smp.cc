@@ -4,6 +4,7 @@
 #include "ap_boot.h"
 #include "asm_symbols.h"
 #include "boot_kernel.h"
+#include "cpuid.h"
 #include "exceptions.h"
 #include "local_apic.h"
 #include "trampoline_page.h"
@@ -86,17 +87,11 @@ bool claim(ApSlot& slot, uint32_t to) {
   park_here();
 }
 
-void cpuid(uint32_t leaf, uint32_t* eax, uint32_t* ebx, uint32_t* ecx, uint32_t* edx) {
-  asm volatile("cpuid" : "=a"(*eax), "=b"(*ebx), "=c"(*ecx), "=d"(*edx) : "a"(leaf), "c"(0));
-}
-
 // Linux's rule (smp_quirk_init_udelay): Intel family 6 and later, AMD from family 0xF and Hygon
 // from 0x18 need no delay between INIT's assert and deassert. CPUID 0's EBX tells the vendors apart.
 bool needs_init_delay() {
-  uint32_t eax, vendor, ecx, edx;
-  cpuid(0, &eax, &vendor, &ecx, &edx);
-  uint32_t ebx, signature;
-  cpuid(1, &signature, &ebx, &ecx, &edx);
+  uint32_t vendor = cpuid(0).ebx;
+  uint32_t signature = cpuid(1).eax;
   uint32_t family = (signature >> 8) & 0xF;
   if (family == 0xF) family += (signature >> 20) & 0xFF;
   uint32_t modern = vendor == 0x756E6547 ? 6 : vendor == 0x68747541 ? 0xF : vendor == 0x6F677948 ? 0x18 : ~0u;
