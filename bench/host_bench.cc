@@ -36,12 +36,12 @@
 #include <vector>
 
 #include "formats/kpack_image.h"
-#include "image_writer.h"
-#include "kernel_input.h"
-#include "bzimage_reader.h"
-#include "lean_memory.h"
-#include "stub_record.h"
-#include "thread_workers.h"
+#include "packer/image_writer.h"
+#include "packer/kernel_input.h"
+#include "packer/bzimage_reader.h"
+#include "bench/lean_memory.h"
+#include "stub/engine/stub_record.h"
+#include "tests/support/thread_workers.h"
 
 using namespace kpack;
 
@@ -78,7 +78,7 @@ double median(std::vector<double> v) {
 struct Loaded {
   Codec codec;
   uint64_t image_bytes = 0;
-  StubInfo info{};
+  StubRecord info{};
   uint64_t record_offset = 0;
   std::span<const uint8_t> payload;  // inside RAM
 };

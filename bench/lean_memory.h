@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <new>
 
-#include "physical_memory.h"
+#include "stub/engine/physical_memory.h"
 
 namespace kpack::bench {
 

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "le.h"
+#include "formats/le.h"
 
 namespace kpack::elf {
 

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "le.h"
+#include "formats/le.h"
 
 namespace kpack {
 
@@ -24,15 +24,15 @@ inline constexpr const char* codec_name(Codec codec) {
   return "unknown";
 }
 
-inline constexpr uint8_t kStubInfoMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
-inline constexpr uint32_t kStubInfoVersion = 3;
-// The stub blob is padded to this, and the StubInfo record starts right after it.
-inline constexpr uint32_t kStubInfoAlign = 16;
+inline constexpr uint8_t kStubRecordMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
+inline constexpr uint32_t kStubRecordVersion = 3;
+// The stub blob is padded to this, and the StubRecord record starts right after it.
+inline constexpr uint32_t kStubRecordAlign = 16;
 
-// StubInfo::flags
+// StubRecord::flags
 inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
 
-// What proves a decoded frame right (StubInfo::digest).
+// What proves a decoded frame right (StubRecord::digest).
 enum class FrameDigest : uint32_t {
   kNone = 0,        // raw payloads: the loader's bytes are used as they are
   kFrameCheck = 1,  // the format's own check, computed by its decoder anyway (gzip CRC32, xz CRC32)
@@ -52,7 +52,7 @@ constexpr FrameDigest digest_for(Codec codec) {
   return FrameDigest::kNone;
 }
 
-struct StubInfo {
+struct StubRecord {
   uint8_t magic[8];
   ul32 version;
   ul32 codec;               // Codec
@@ -68,19 +68,19 @@ struct StubInfo {
   ul32 frame_count;         // 0 for raw payloads
   ul32 reserved;
 };
-static_assert(sizeof(StubInfo) == 88);
-static_assert(offsetof(StubInfo, version) == 8);
-static_assert(offsetof(StubInfo, codec) == 12);
-static_assert(offsetof(StubInfo, payload_offset) == 16);
-static_assert(offsetof(StubInfo, payload_size) == 24);
-static_assert(offsetof(StubInfo, image_size) == 32);
-static_assert(offsetof(StubInfo, min_kernel_address) == 40);
-static_assert(offsetof(StubInfo, kernel_alignment) == 48);
-static_assert(offsetof(StubInfo, relocations_size) == 56);
-static_assert(offsetof(StubInfo, flags) == 64);
-static_assert(offsetof(StubInfo, digest) == 68);
-static_assert(offsetof(StubInfo, frame_table_offset) == 72);
-static_assert(offsetof(StubInfo, frame_count) == 80);
+static_assert(sizeof(StubRecord) == 88);
+static_assert(offsetof(StubRecord, version) == 8);
+static_assert(offsetof(StubRecord, codec) == 12);
+static_assert(offsetof(StubRecord, payload_offset) == 16);
+static_assert(offsetof(StubRecord, payload_size) == 24);
+static_assert(offsetof(StubRecord, image_size) == 32);
+static_assert(offsetof(StubRecord, min_kernel_address) == 40);
+static_assert(offsetof(StubRecord, kernel_alignment) == 48);
+static_assert(offsetof(StubRecord, relocations_size) == 56);
+static_assert(offsetof(StubRecord, flags) == 64);
+static_assert(offsetof(StubRecord, digest) == 68);
+static_assert(offsetof(StubRecord, frame_table_offset) == 72);
+static_assert(offsetof(StubRecord, frame_count) == 80);
 
 // One frame of a compressed payload. The frames cover the payload and the payload's ELF file (then
 // the relocation table) contiguously and in order, so any frame can be decoded on its own, on any
@@ -91,7 +91,7 @@ struct FrameEntry {
   ul64 payload_size;    // compressed bytes
   ul64 file_offset;     // where the decoded bytes start in the ELF file (the relocation table: its end)
   ul64 size;            // decoded bytes
-  ul64 digest;          // XXH3-64 of the decoded bytes when StubInfo::digest says so, else 0
+  ul64 digest;          // XXH3-64 of the decoded bytes when StubRecord::digest says so, else 0
 };
 static_assert(sizeof(FrameEntry) == 40);
 static_assert(offsetof(FrameEntry, payload_size) == 8);
@@ -102,7 +102,7 @@ inline constexpr uint32_t kMaxFrames = 65536;
 
 // Where the record sits in the protected-mode part of a kpack image, given the setup header's
 // kernel_info_offset (kernel_info follows the record).
-constexpr uint64_t stub_record_offset(uint64_t kernel_info_offset) { return kernel_info_offset - sizeof(StubInfo); }
+constexpr uint64_t stub_record_offset(uint64_t kernel_info_offset) { return kernel_info_offset - sizeof(StubRecord); }
 
 }  // namespace kpack
 

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "le.h"
+#include "formats/le.h"
 
 namespace kpack::pe {
 

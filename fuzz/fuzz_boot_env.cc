@@ -13,11 +13,11 @@
 #include <cstring>
 #include <vector>
 
-#include "acpi_madt.h"
-#include "boot_environment.h"
-#include "fuzz_check.h"
-#include "simulated_memory.h"
-#include "trampoline_page.h"
+#include "stub/engine/acpi_madt.h"
+#include "stub/engine/boot_environment.h"
+#include "fuzz/fuzz_check.h"
+#include "tests/support/simulated_memory.h"
+#include "stub/engine/trampoline_page.h"
 
 using namespace kpack;
 using kpack::test::SimulatedMemory;

@@ -7,10 +7,10 @@
 #include <span>
 #include <string>
 
-#include "bzimage_reader.h"
-#include "codecs.h"
-#include "fuzz_check.h"
-#include "info.h"
+#include "packer/bzimage_reader.h"
+#include "packer/codecs.h"
+#include "fuzz/fuzz_check.h"
+#include "packer/info.h"
 
 using namespace kpack;
 

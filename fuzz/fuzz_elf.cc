@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "formats/elf64.h"
-#include "fuzz_check.h"
-#include "kernel_headers.h"
-#include "layout.h"
-#include "same_segment.h"
+#include "fuzz/fuzz_check.h"
+#include "stub/engine/kernel_headers.h"
+#include "packer/layout.h"
+#include "tests/support/same_segment.h"
 
 using namespace kpack;
 

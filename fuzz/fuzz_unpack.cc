@@ -20,13 +20,13 @@
 #include <cstring>
 #include <vector>
 
-#include "codecs.h"
+#include "packer/codecs.h"
 #include "formats/le.h"
-#include "fuzz_check.h"
-#include "guarded_memory.h"
-#include "relocation_table.h"
-#include "thread_workers.h"
-#include "unpack.h"
+#include "fuzz/fuzz_check.h"
+#include "fuzz/guarded_memory.h"
+#include "stub/engine/relocation_table.h"
+#include "tests/support/thread_workers.h"
+#include "stub/engine/unpack.h"
 
 using namespace kpack;
 using kpack::fuzz::GuardedMemory;

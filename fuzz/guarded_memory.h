@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_check.h"
-#include "physical_memory.h"
-#include "range.h"
-#include "write_log.h"
+#include "fuzz/fuzz_check.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/range.h"
+#include "tests/support/write_log.h"
 
 namespace kpack::fuzz {
 

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "codecs.h"
+#include "packer/codecs.h"
 #include "formats/boot_params.h"
-#include "frames.h"
-#include "image_writer.h"
-#include "kernel_input.h"
-#include "layout.h"
-#include "synthetic_kernel.h"
-#include "bytes.h"
+#include "packer/frames.h"
+#include "packer/image_writer.h"
+#include "packer/kernel_input.h"
+#include "packer/layout.h"
+#include "tests/support/synthetic_kernel.h"
+#include "tests/support/bytes.h"
 
 using namespace kpack;
 using test::put;

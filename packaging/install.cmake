@@ -16,7 +16,7 @@ install(FILES ${KPACK_DOC_DIR}/kpack.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/b
 # the wrappers there run /usr/sbin/kpack-kernel-hook, and kernel-install reads
 # /usr/lib/kernel/install.d. So this component's paths are absolute, whatever the prefix (DESTDIR
 # still stages them).
-set(hooks ${PROJECT_SOURCE_DIR}/kernel)
+set(hooks ${PROJECT_SOURCE_DIR}/packaging/kernel)
 set(component COMPONENT kernel-hooks EXCLUDE_FROM_ALL)
 install(PROGRAMS ${hooks}/kpack-kernel-hook DESTINATION /usr/sbin ${component})
 install(FILES ${hooks}/kpack-kernel-hook.8 DESTINATION /usr/share/man/man8 ${component})

@@ -1,6 +1,6 @@
 // The setup binary and the per-codec stubs this kpack was built with (stub_blobs.S embeds them).
 // Kept out of kpack_packer, so code that never boots what it builds (the fuzzers) links without them.
-#include "image_writer.h"
+#include "packer/image_writer.h"
 
 extern "C" const uint8_t kpack_setup_blob[], kpack_setup_blob_end[];
 #define KPACK_STUB_BLOB(codec) extern "C" const uint8_t kpack_stub_##codec[], kpack_stub_##codec##_end[];

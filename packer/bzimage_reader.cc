@@ -1,6 +1,6 @@
 // Reading boot-protocol images. Everything here distrusts the file: each offset and size is
 // checked against the bytes actually present before it is used, with overflow-safe arithmetic.
-#include "bzimage_reader.h"
+#include "packer/bzimage_reader.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,8 +9,8 @@
 #include <xxhash.h>
 
 #include "formats/elf64.h"
-#include "frame_table.h"
-#include "stub_record.h"
+#include "stub/engine/frame_table.h"
+#include "stub/engine/stub_record.h"
 
 namespace kpack {
 
@@ -36,19 +36,19 @@ bool fits(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= lim
 
 // A kpack image's record sits right before its kernel_info (formats/kpack_image.h); a stock image
 // has other bytes there. The record is checked exactly as the stub checks it.
-Result<std::optional<StubInfo>> read_stub_record(std::span<const uint8_t> protected_mode, const BzImage& image,
+Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> protected_mode, const BzImage& image,
                                                  const std::string& name) {
   const uint64_t kernel_info = image.header.kernel_info_offset;
-  if (image.header.version < 0x020F || kernel_info < sizeof(StubInfo) || kernel_info > protected_mode.size())
-    return std::optional<StubInfo>();
+  if (image.header.version < 0x020F || kernel_info < sizeof(StubRecord) || kernel_info > protected_mode.size())
+    return std::optional<StubRecord>();
   const uint64_t at = stub_record_offset(kernel_info);
-  if (std::memcmp(protected_mode.data() + at, kStubInfoMagic, sizeof(kStubInfoMagic)) != 0)
-    return std::optional<StubInfo>();
-  const auto info = load<StubInfo>(protected_mode, at);
+  if (std::memcmp(protected_mode.data() + at, kStubRecordMagic, sizeof(kStubRecordMagic)) != 0)
+    return std::optional<StubRecord>();
+  const auto info = load<StubRecord>(protected_mode, at);
   const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
-  if (info.version != kStubInfoVersion)
+  if (info.version != kStubRecordVersion)
     return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
-                              ", this kpack reads version " + std::to_string(kStubInfoVersion) + where);
+                              ", this kpack reads version " + std::to_string(kStubRecordVersion) + where);
   StubStatus status = check_stub_record(info, at);
   if (!status.ok())
     return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")" + where);
@@ -61,14 +61,14 @@ Result<std::optional<StubInfo>> read_stub_record(std::span<const uint8_t> protec
                               std::to_string(info.payload_size) + " bytes) disagrees with the setup header's" +
                               " (offset " + hex(image.header.payload_offset) + ", " +
                               std::to_string(image.header.payload_length) + " bytes)" + where);
-  return std::optional<StubInfo>(info);
+  return std::optional<StubRecord>(info);
 }
 
 // A kpack image's frames prove what they decode to, as they do for the stub: the frame table is
 // checked as the stub checks it, and each frame's digest against the decoded bytes.
 Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::span<const uint8_t> decoded,
                     const std::string& name) {
-  const StubInfo& info = *image.kpack;
+  const StubRecord& info = *image.kpack;
   uint64_t count = info.frame_count, at = image.setup_size + info.frame_table_offset;
   if (count == 0 || !fits(at, count * sizeof(FrameEntry), file.size()))
     return error_in(name, "the frame table lies outside the file");

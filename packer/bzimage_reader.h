@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "codecs.h"
+#include "packer/codecs.h"
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
-#include "result.h"
+#include "packer/result.h"
 
 namespace kpack {
 
@@ -22,7 +22,7 @@ struct BzImage {
   uint64_t payload_offset = 0;    // from the start of the file
   uint64_t payload_size = 0;
   StreamFormat format = StreamFormat::kRaw;
-  std::optional<StubInfo> kpack;  // present when the image was written by kpack, and checked
+  std::optional<StubRecord> kpack;  // present when the image was written by kpack, and checked
   uint64_t kpack_record_offset = 0;  // where that record sits in the protected-mode part
 };
 

@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "packer/cli.h"
 
 #include <thread>
 

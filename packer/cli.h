@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "image_writer.h"
-#include "result.h"
+#include "packer/image_writer.h"
+#include "packer/result.h"
 
 namespace kpack {
 

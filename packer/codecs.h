@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "formats/kpack_image.h"
-#include "result.h"
+#include "packer/result.h"
 
 namespace kpack {
 

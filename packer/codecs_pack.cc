@@ -11,7 +11,7 @@
 #include <limits>
 #include <memory>
 
-#include "codecs.h"
+#include "packer/codecs.h"
 
 namespace kpack {
 

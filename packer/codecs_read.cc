@@ -14,7 +14,7 @@
 #include <limits>
 #include <memory>
 
-#include "codecs.h"
+#include "packer/codecs.h"
 #include "formats/elf64.h"
 #include "formats/frame_format.h"
 

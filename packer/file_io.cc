@@ -1,6 +1,6 @@
 // File access through plain POSIX calls, because the atomic write needs mkstemp, fsync and rename
 // on descriptors, and errno gives the one-line reasons users need.
-#include "file_io.h"
+#include "packer/file_io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "result.h"
+#include "packer/result.h"
 
 namespace kpack {
 

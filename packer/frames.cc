@@ -1,4 +1,4 @@
-#include "frames.h"
+#include "packer/frames.h"
 
 #include <algorithm>
 #include <atomic>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "codecs.h"
-#include "layout.h"
+#include "packer/codecs.h"
+#include "packer/layout.h"
 
 namespace kpack {
 

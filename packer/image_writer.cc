@@ -1,15 +1,15 @@
-#include "image_writer.h"
+#include "packer/image_writer.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "byte_io.h"
+#include "packer/byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
-#include "frames.h"
-#include "kernel_version.h"
-#include "layout.h"
-#include "pe_image.h"
+#include "packer/frames.h"
+#include "packer/kernel_version.h"
+#include "packer/layout.h"
+#include "packer/pe_image.h"
 
 namespace kpack {
 namespace {
@@ -85,7 +85,7 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   h.relocatable_kernel = 1;
   h.min_alignment = 12;  // the stub itself needs only page alignment
   // Above 4G: kexec-tools' bzImage64 loader and kexec_file_load insist on it; the stub maps
-  // windows above 4 GiB for itself, boot_params and the command line (stub/paging.cc).
+  // windows above 4 GiB for itself, boot_params and the command line (stub/legacy/paging.cc).
   h.xloadflags = boot::kXlfKernel64 | boot::kXlfCanBeLoadedAbove4G;
   h.cmdline_size = input.cmdline_size.value_or(kDefaultCmdlineSize);
   h.payload_offset = static_cast<uint32_t>(payload_offset);
@@ -102,13 +102,13 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
                                          const ImageBlobs& blobs, const std::string& name) {
   if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
     return error_in(name, "internal error: bad setup blob");
-  if (blobs.stub.size() % kStubInfoAlign) return error_in(name, "internal error: bad stub blob");
+  if (blobs.stub.size() % kStubRecordAlign) return error_in(name, "internal error: bad stub blob");
   Result<StubLayout> stub_layout = read_stub_layout(blobs.stub, name);
   if (!stub_layout) return stub_layout.error();
 
-  // Protected-mode part: stub | StubInfo | kernel_info | frame table | padding | payload.
+  // Protected-mode part: stub | StubRecord | kernel_info | frame table | padding | payload.
   uint64_t stub_info_offset = blobs.stub.size();
-  uint64_t kernel_info_offset = stub_info_offset + sizeof(StubInfo);
+  uint64_t kernel_info_offset = stub_info_offset + sizeof(StubRecord);
   uint64_t frame_table_offset = kernel_info_offset + sizeof(boot::KernelInfo);
   bool raw = options.compress.codec == Codec::kRaw;
   Result<Payload> payload = raw ? build_raw_payload(input, options, align_up(frame_table_offset, kPageSize), name)
@@ -164,9 +164,9 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
     image.resize(align_up(image.size(), kPeFileAlignment), 0);
   }
   std::memcpy(image.data() + setup_size, blobs.stub.data(), blobs.stub.size());
-  StubInfo info{};
-  std::memcpy(info.magic, kStubInfoMagic, sizeof(info.magic));
-  info.version = kStubInfoVersion;
+  StubRecord info{};
+  std::memcpy(info.magic, kStubRecordMagic, sizeof(info.magic));
+  info.version = kStubRecordVersion;
   info.codec = static_cast<uint32_t>(options.compress.codec);
   info.payload_offset = payload_offset;
   info.payload_size = payload->bytes.size();

@@ -1,5 +1,5 @@
 // Assembles a kpack image: the real-mode setup sectors with a complete setup header, the stub, the
-// StubInfo and kernel_info records, and the payload.
+// StubRecord and kernel_info records, and the payload.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "codecs.h"
-#include "kernel_input.h"
-#include "result.h"
+#include "packer/codecs.h"
+#include "packer/kernel_input.h"
+#include "packer/result.h"
 
 namespace kpack {
 
@@ -35,7 +35,7 @@ struct PackOptions {
 
 struct ImageBlobs {
   std::span<const uint8_t> setup;  // real-mode setup sectors, header area zeroed
-  std::span<const uint8_t> stub;   // protected-mode stub, ends where StubInfo goes
+  std::span<const uint8_t> stub;   // protected-mode stub, ends where StubRecord goes
 };
 
 // The blobs built into this kpack binary: the setup, and the stub with `codec`'s decoder.

@@ -1,14 +1,14 @@
-#include "info.h"
+#include "packer/info.h"
 
 #include <cinttypes>
 
-#include "bzimage_reader.h"
-#include "file_io.h"
+#include "packer/bzimage_reader.h"
+#include "packer/file_io.h"
 #include "formats/elf64.h"
-#include "kernel_input.h"
-#include "pe_image.h"
-#include "placement_report.h"
-#include "relocs_table.h"
+#include "packer/kernel_input.h"
+#include "packer/pe_image.h"
+#include "packer/placement_report.h"
+#include "packer/relocs_table.h"
 
 namespace kpack {
 
@@ -78,7 +78,7 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
     else std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
   }
   if (image->kpack) {
-    const StubInfo& info = *image->kpack;
+    const StubRecord& info = *image->kpack;
     Codec codec = static_cast<Codec>(uint32_t{info.codec});
     std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
                  uint64_t{info.min_kernel_address},

@@ -5,9 +5,9 @@
 #include <span>
 #include <string>
 
-#include "codecs.h"
-#include "placement_report.h"
-#include "result.h"
+#include "packer/codecs.h"
+#include "packer/placement_report.h"
+#include "packer/result.h"
 
 namespace kpack {
 

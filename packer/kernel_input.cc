@@ -1,12 +1,12 @@
-#include "kernel_input.h"
+#include "packer/kernel_input.h"
 
 #include <cstring>
 
-#include "bzimage_reader.h"
-#include "file_io.h"
-#include "kernel_version.h"
-#include "pe_image.h"
-#include "relocs_from_elf.h"
+#include "packer/bzimage_reader.h"
+#include "packer/file_io.h"
+#include "packer/kernel_version.h"
+#include "packer/pe_image.h"
+#include "packer/relocs_from_elf.h"
 
 namespace kpack {
 

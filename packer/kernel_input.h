@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel_headers.h"
-#include "result.h"
+#include "stub/engine/kernel_headers.h"
+#include "packer/result.h"
 
 namespace kpack {
 

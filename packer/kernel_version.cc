@@ -1,4 +1,4 @@
-#include "kernel_version.h"
+#include "packer/kernel_version.h"
 
 #include <algorithm>
 #include <cstring>

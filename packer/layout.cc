@@ -1,4 +1,4 @@
-#include "layout.h"
+#include "packer/layout.h"
 
 #include <algorithm>
 #include <cstring>

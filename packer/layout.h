@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernel_input.h"
-#include "range.h"
+#include "packer/kernel_input.h"
+#include "stub/engine/range.h"
 
 namespace kpack {
 

@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "bzimage_reader.h"
-#include "cli.h"
-#include "file_io.h"
-#include "image_writer.h"
-#include "info.h"
-#include "kernel_input.h"
-#include "version.h"
+#include "packer/bzimage_reader.h"
+#include "packer/cli.h"
+#include "packer/file_io.h"
+#include "packer/image_writer.h"
+#include "packer/info.h"
+#include "packer/kernel_input.h"
+#include "packer/version.h"
 
 using namespace kpack;
 

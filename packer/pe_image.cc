@@ -1,12 +1,12 @@
-#include "pe_image.h"
+#include "packer/pe_image.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "byte_io.h"
+#include "packer/byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/pe.h"
-#include "range.h"
+#include "stub/engine/range.h"
 
 namespace kpack {
 namespace {

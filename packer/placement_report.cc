@@ -1,4 +1,4 @@
-#include "placement_report.h"
+#include "packer/placement_report.h"
 
 #include <sys/mman.h>
 
@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "free_memory.h"
-#include "stub_record.h"
+#include "stub/engine/free_memory.h"
+#include "stub/engine/stub_record.h"
 
 namespace kpack {
 namespace {
@@ -54,7 +54,7 @@ class SimulatedRam final : public PhysicalMemory {
 // One load address: run the engine as the stub would and say what it did.
 void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ram_size, uint64_t load,
                 const char* label, std::FILE* out) {
-  const StubInfo& info = *image.kpack;
+  const StubRecord& info = *image.kpack;
   std::span<const uint8_t> protected_part = file.subspan(image.setup_size);
   std::fprintf(out, "  at 0x%08" PRIx64 " (%s): ", load, label);
   // Overflow-safe: a crafted pref_address may lie anywhere up to 2^64.

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <span>
 
-#include "bzimage_reader.h"
+#include "packer/bzimage_reader.h"
 
 namespace kpack {
 

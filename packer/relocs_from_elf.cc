@@ -1,4 +1,4 @@
-#include "relocs_from_elf.h"
+#include "packer/relocs_from_elf.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "formats/elf64.h"
-#include "kernel_version.h"
+#include "packer/kernel_version.h"
 
 namespace kpack {
 namespace {

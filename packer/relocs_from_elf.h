@@ -37,8 +37,8 @@
 #include <string>
 
 #include "formats/elf64.h"
-#include "relocs_table.h"
-#include "result.h"
+#include "packer/relocs_table.h"
+#include "packer/result.h"
 
 namespace kpack {
 

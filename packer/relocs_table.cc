@@ -1,4 +1,4 @@
-#include "relocs_table.h"
+#include "packer/relocs_table.h"
 
 #include <charconv>
 

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "relocation_table.h"
-#include "result.h"
+#include "stub/engine/relocation_table.h"
+#include "packer/result.h"
 
 namespace kpack {
 

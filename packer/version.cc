@@ -2,7 +2,7 @@
 // the static archives of the very same -dev packages, so the built-with versions are also what the
 // stub decodes with. The packer runs on the shared zlib, zstd and xz libraries (lz4 is linked in
 // statically), whose running versions are shown when a later package upgrade made them differ.
-#include "version.h"
+#include "packer/version.h"
 
 #include <lz4.h>
 #include <lzma.h>

@@ -5,10 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "efi.h"
+#include "stub/efi/efi.h"
 #include "formats/boot_params.h"
-#include "physical_memory.h"
-#include "range.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/range.h"
 
 namespace kpack::efi {
 

@@ -1,5 +1,5 @@
-#include "efi_boot.h"
-#include "serial.h"
+#include "stub/efi/efi_boot.h"
+#include "stub/arch/serial.h"
 
 namespace kpack::efi {
 

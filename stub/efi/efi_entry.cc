@@ -6,12 +6,12 @@
 // claimed from the firmware, then ExitBootServices, efi_info and e820, and the kernel's entry.
 // Until ExitBootServices an error is printed on ConOut and returned, so a boot manager can fall
 // back to another entry.
-#include "asm_symbols.h"
-#include "boot_environment.h"
-#include "boot_kernel.h"
-#include "efi_boot.h"
-#include "serial.h"
-#include "stub_record.h"
+#include "stub/runtime/asm_symbols.h"
+#include "stub/engine/boot_environment.h"
+#include "stub/boot.h"
+#include "stub/efi/efi_boot.h"
+#include "stub/arch/serial.h"
+#include "stub/engine/stub_record.h"
 
 extern "C" {
 // entry64.S: the 64-bit boot protocol's state, then the kernel.
@@ -138,7 +138,7 @@ void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootPa
 
 Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
   uint64_t start = rdtsc();
-  const auto* record = reinterpret_cast<const StubInfo*>(__stub_end);
+  const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
 

@@ -2,7 +2,7 @@
 // LINUX_EFI_INITRD_MEDIA_GUID device path (systemd-boot, systemd-stub, GRUB, QEMU's -initrd
 // under OVMF install one), else the command line's initrd= paths, read from the volume the image
 // was loaded from and concatenated in order.
-#include "efi_boot.h"
+#include "stub/efi/efi_boot.h"
 
 namespace kpack::efi {
 namespace {

@@ -1,6 +1,6 @@
 // The firmware's graphics framebuffer (GOP) as screen_info, as the Linux EFI stub describes it,
 // so efifb/simpledrm keep drawing where the firmware did.
-#include "efi_boot.h"
+#include "stub/efi/efi_boot.h"
 
 namespace kpack::efi {
 namespace {

@@ -1,4 +1,4 @@
-#include "efi_boot.h"
+#include "stub/efi/efi_boot.h"
 
 namespace kpack::efi {
 namespace {

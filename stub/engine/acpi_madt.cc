@@ -1,6 +1,6 @@
-#include "acpi_madt.h"
+#include "stub/engine/acpi_madt.h"
 
-#include "acpi_rsdp.h"
+#include "stub/engine/acpi_rsdp.h"
 #include "formats/le.h"
 
 namespace kpack {

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "physical_memory.h"
-#include "status.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/status.h"
 
 namespace kpack {
 

@@ -1,4 +1,4 @@
-#include "acpi_rsdp.h"
+#include "stub/engine/acpi_rsdp.h"
 
 #include "formats/le.h"
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "physical_memory.h"
+#include "stub/engine/physical_memory.h"
 
 namespace kpack {
 

@@ -1,4 +1,4 @@
-#include "boot_environment.h"
+#include "stub/engine/boot_environment.h"
 
 namespace kpack {
 namespace {

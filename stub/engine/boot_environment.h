@@ -5,10 +5,10 @@
 #include <stdint.h>
 
 #include "formats/boot_params.h"
-#include "free_memory.h"
-#include "kaslr.h"
-#include "physical_memory.h"
-#include "status.h"
+#include "stub/engine/free_memory.h"
+#include "stub/engine/kaslr.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/status.h"
 
 namespace kpack {
 

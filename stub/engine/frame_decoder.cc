@@ -1,9 +1,9 @@
-#include "frame_decoder.h"
+#include "stub/engine/frame_decoder.h"
 
-#include "codec_config.h"
+#include "stub/engine/codec_config.h"
 #include "formats/frame_format.h"
 #include "formats/le.h"
-#include "xxh3.h"
+#include "stub/engine/xxh3.h"
 
 namespace kpack {
 namespace {

@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "stub/engine/arena.h"
 #include "formats/kpack_image.h"
-#include "status.h"
+#include "stub/engine/status.h"
 
 struct ZSTD_DCtx_s;
 struct z_stream_s;

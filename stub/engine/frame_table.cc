@@ -1,4 +1,4 @@
-#include "frame_table.h"
+#include "stub/engine/frame_table.h"
 
 namespace kpack {
 

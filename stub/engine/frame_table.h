@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include "formats/kpack_image.h"
-#include "frame_decoder.h"
-#include "kernel_headers.h"
-#include "status.h"
+#include "stub/engine/frame_decoder.h"
+#include "stub/engine/kernel_headers.h"
+#include "stub/engine/status.h"
 
 namespace kpack {
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "range.h"
+#include "stub/engine/range.h"
 
 namespace kpack {
 

@@ -1,4 +1,4 @@
-#include "free_memory.h"
+#include "stub/engine/free_memory.h"
 
 namespace kpack {
 

@@ -1,7 +1,7 @@
-#include "kaslr.h"
+#include "stub/engine/kaslr.h"
 
 #include "formats/le.h"
-#include "relocation_table.h"
+#include "stub/engine/relocation_table.h"
 
 namespace kpack {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "free_memory.h"
-#include "range.h"
+#include "stub/engine/free_memory.h"
+#include "stub/engine/range.h"
 
 namespace kpack {
 

@@ -1,4 +1,4 @@
-#include "kernel_headers.h"
+#include "stub/engine/kernel_headers.h"
 
 #include "formats/elf64.h"
 

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "range.h"
-#include "status.h"
+#include "stub/engine/range.h"
+#include "stub/engine/status.h"
 
 namespace kpack {
 

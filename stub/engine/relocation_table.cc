@@ -1,4 +1,4 @@
-#include "relocation_table.h"
+#include "stub/engine/relocation_table.h"
 
 #include "formats/le.h"
 

@@ -9,9 +9,9 @@
 
 #include <stdint.h>
 
-#include "kernel_headers.h"
-#include "physical_memory.h"
-#include "status.h"
+#include "stub/engine/kernel_headers.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/status.h"
 
 namespace kpack {
 

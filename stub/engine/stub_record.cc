@@ -1,6 +1,6 @@
-#include "stub_record.h"
+#include "stub/engine/stub_record.h"
 
-#include "kernel_headers.h"
+#include "stub/engine/kernel_headers.h"
 
 namespace kpack {
 namespace {
@@ -12,14 +12,14 @@ constexpr uint64_t kMaxRelocationTable = 16ull << 20;   // Debian's kernels carr
 }  // namespace
 
 // Runs in the stub before it relocates itself: no pointers in static data, nothing but arithmetic.
-StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset) {
-  if (__builtin_memcmp(info.magic, kStubInfoMagic, sizeof(info.magic)) != 0)
+StubStatus check_stub_record(const StubRecord& info, uint64_t record_offset) {
+  if (__builtin_memcmp(info.magic, kStubRecordMagic, sizeof(info.magic)) != 0)
     return fail("the kpack record after the stub has no magic", record_offset);
-  if (info.version != kStubInfoVersion) return fail("unknown kpack record version", info.version);
+  if (info.version != kStubRecordVersion) return fail("unknown kpack record version", info.version);
   if (info.codec >= kCodecCount) return fail("unknown payload codec in the kpack record", info.codec);
   uint64_t image_size = info.image_size, payload_offset = info.payload_offset, payload_size = info.payload_size;
-  uint64_t stub_end = record_offset + sizeof(StubInfo);
-  if (record_offset % kStubInfoAlign) return fail("the kpack record is misaligned", record_offset);
+  uint64_t stub_end = record_offset + sizeof(StubRecord);
+  if (record_offset % kStubRecordAlign) return fail("the kpack record is misaligned", record_offset);
   if (image_size > kMaxImageSize || image_size < stub_end)
     return fail("the kpack record's image size does not cover the stub", image_size, stub_end);
   if (payload_offset < stub_end) return fail("the kpack record's payload overlaps the stub", payload_offset, stub_end);
@@ -46,7 +46,7 @@ StubStatus check_stub_record(const StubInfo& info, uint64_t record_offset) {
   return StubStatus::success();
 }
 
-StubStatus unpack_from_record(const StubInfo& info, uint64_t record_offset, uint64_t image_base,
+StubStatus unpack_from_record(const StubRecord& info, uint64_t record_offset, uint64_t image_base,
                               const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
                               UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers,
                               uint32_t max_workers) {

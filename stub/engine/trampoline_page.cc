@@ -1,4 +1,4 @@
-#include "trampoline_page.h"
+#include "stub/engine/trampoline_page.h"
 
 namespace kpack {
 

@@ -4,9 +4,9 @@
 
 #include <stdint.h>
 
-#include "boot_environment.h"
+#include "stub/engine/boot_environment.h"
 #include "formats/boot_params.h"
-#include "range.h"
+#include "stub/engine/range.h"
 
 namespace kpack {
 

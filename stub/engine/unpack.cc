@@ -1,9 +1,9 @@
-#include "unpack.h"
+#include "stub/engine/unpack.h"
 
-#include "arena.h"
-#include "frame_decoder.h"
-#include "frame_table.h"
-#include "relocation_table.h"
+#include "stub/engine/arena.h"
+#include "stub/engine/frame_decoder.h"
+#include "stub/engine/frame_table.h"
+#include "stub/engine/relocation_table.h"
 
 namespace kpack {
 namespace {

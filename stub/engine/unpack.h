@@ -7,12 +7,12 @@
 #include <stdint.h>
 
 #include "formats/kpack_image.h"
-#include "frame_workers.h"
-#include "free_memory.h"
-#include "kaslr.h"
-#include "kernel_headers.h"
-#include "physical_memory.h"
-#include "status.h"
+#include "stub/engine/frame_workers.h"
+#include "stub/engine/free_memory.h"
+#include "stub/engine/kaslr.h"
+#include "stub/engine/kernel_headers.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/status.h"
 
 namespace kpack {
 

@@ -1,6 +1,6 @@
-#include "xxh3.h"
+#include "stub/engine/xxh3.h"
 
-#include "cpuid.h"
+#include "stub/arch/cpu.h"
 
 namespace kpack {
 

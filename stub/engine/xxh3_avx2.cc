@@ -1,6 +1,6 @@
 // Debian's xxhash.h inlined into this file with AVX2 vectors; this one file is compiled with
 // -mavx2 (CMakeLists.txt), and only xxh3_64 decides when it may run.
-#include "xxh3.h"
+#include "stub/engine/xxh3.h"
 
 #define XXH_INLINE_ALL
 #define XXH_VECTOR XXH_AVX2

@@ -1,6 +1,6 @@
 // Debian's xxhash.h inlined into this file with SSE2 vectors, at -O3 (CMakeLists.txt): the
 // library's own -O2 build keeps the accumulators in memory and runs half again as many instructions.
-#include "xxh3.h"
+#include "stub/engine/xxh3.h"
 
 #define XXH_INLINE_ALL
 #define XXH_VECTOR XXH_SSE2

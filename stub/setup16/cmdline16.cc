@@ -1,8 +1,8 @@
 // The kernel command line as the 16-bit setup sees it: a NUL-terminated string the loader put
 // below 1 MiB, words separated by spaces, read through FS. Same word rules as the kernel's setup
 // (no quoting): "name=value" gives a value, a bare "name" is a flag.
-#include "bios.h"
-#include "setup16.h"
+#include "stub/setup16/bios.h"
+#include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
 namespace {

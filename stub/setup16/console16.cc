@@ -1,8 +1,8 @@
-// Text output of the 16-bit setup: the BIOS teletype for the screen, and COM1 (stub/serial.cc,
+// Text output of the 16-bit setup: the BIOS teletype for the screen, and COM1 (stub/arch/serial.cc,
 // the very code the 64-bit stub prints with) for errors, so a headless machine says why it stopped.
-#include "bios.h"
-#include "serial.h"
-#include "setup16.h"
+#include "stub/setup16/bios.h"
+#include "stub/arch/serial.h"
+#include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
 namespace {

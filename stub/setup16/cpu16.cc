@@ -1,6 +1,6 @@
 // The CPU check: the features an x86-64 kernel cannot start without (the kernel's
 // required-features.h for CONFIG_X86_64), tested before anything else runs.
-#include "setup16.h"
+#include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
 namespace {

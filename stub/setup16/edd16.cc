@@ -1,8 +1,8 @@
 // EDD: what the BIOS says of each hard disk (INT 13h AH=41h/48h/08h) and the MBR signature of
 // each, which the kernel matches against the disks it finds (/sys/firmware/edd). Disks 80h-8Fh,
 // as the kernel's setup probes them; "edd=off" skips all of it, "edd=skipmbr" the MBR reads.
-#include "bios.h"
-#include "setup16.h"
+#include "stub/setup16/bios.h"
+#include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
 namespace {

@@ -1,5 +1,5 @@
 // The little of a C library the 16-bit setup needs (GCC emits memcpy/memset for struct copies).
-#include "setup16.h"
+#include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
 

@@ -1,7 +1,7 @@
 // The 16-bit setup: what a BIOS-booted kernel expects done before its 32-bit entry, in the order
 // the kernel's own setup (arch/x86/boot/main.c) does it, reading the BIOS through INT services.
-#include "bios.h"
-#include "setup16.h"
+#include "stub/setup16/bios.h"
+#include "stub/setup16/setup16.h"
 
 // The setup header the loader filled in, at 0x1F1 in our segment (entry16.S).
 extern "C" const kpack::boot::SetupHeader setup_header;

@@ -1,7 +1,7 @@
 // Memory sizes from the BIOS: the E820 map, and the E801 and AH=88h sizes the kernel falls back
 // on when the map has fewer than two entries. All three are asked, as the kernel's setup does.
-#include "bios.h"
-#include "setup16.h"
+#include "stub/setup16/bios.h"
+#include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
 namespace {

@@ -1,8 +1,8 @@
 // The last steps in real mode, as the kernel's setup takes them (arch/x86/boot/pm.c, a20.c): the
 // loader's hook or interrupts off, the A20 gate open, the FPU and the PICs quiet, then the 32-bit
 // entry with the flat segments the boot protocol promises.
-#include "bios.h"
-#include "setup16.h"
+#include "stub/setup16/bios.h"
+#include "stub/setup16/setup16.h"
 
 // entry16.S: loads the GDT, sets CR0.PE and jumps to `entry` with ESI = `boot_params`.
 extern "C" [[noreturn]] void enter_protected_mode(uint32_t entry, uint32_t boot_params);

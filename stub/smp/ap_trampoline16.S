@@ -2,7 +2,7 @@
 // the boot CPU's page tables, a stack of its own, then ap_entry (smp.cc). smp.cc copies these bytes
 // to a free page below 1 MiB and fills the data block at AP_DATA in that page; the code is position
 // independent, every address it needs comes from that block. Interrupts stay off throughout.
-#include "asm_offsets.h"
+#include "stub/runtime/asm_offsets.h"
 
 	// Only ever copied, never run in place.
 	.section .rodata.ap_trampoline, "a"

@@ -1,7 +1,7 @@
-#include "local_apic.h"
+#include "stub/smp/local_apic.h"
 
-#include "boot_kernel.h"
-#include "cpuid.h"
+#include "stub/boot.h"
+#include "stub/arch/cpu.h"
 
 namespace kpack::smp {
 namespace {

@@ -1,14 +1,14 @@
-#include "smp.h"
+#include "stub/smp/smp.h"
 
-#include "acpi_madt.h"
-#include "ap_boot.h"
-#include "asm_symbols.h"
-#include "boot_kernel.h"
-#include "cpuid.h"
-#include "exceptions.h"
-#include "local_apic.h"
-#include "trampoline_page.h"
-#include "vector_registers.h"
+#include "stub/engine/acpi_madt.h"
+#include "stub/smp/ap_boot.h"
+#include "stub/runtime/asm_symbols.h"
+#include "stub/boot.h"
+#include "stub/arch/cpu.h"
+#include "stub/legacy/exceptions.h"
+#include "stub/smp/local_apic.h"
+#include "stub/engine/trampoline_page.h"
+#include "stub/arch/vector_registers.h"
 
 namespace kpack::smp {
 namespace {

@@ -8,11 +8,11 @@
 
 #include <stdint.h>
 
-#include "boot_environment.h"
+#include "stub/engine/boot_environment.h"
 #include "formats/boot_params.h"
-#include "physical_memory.h"
-#include "range.h"
-#include "status.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/range.h"
+#include "stub/engine/status.h"
 
 namespace kpack::smp {
 

@@ -18,7 +18,7 @@
 #include <iterator>
 #include <string>
 
-#include "boot_params_diff.h"
+#include "tests/support/boot_params_diff.h"
 
 using namespace kpack::test::bpdiff;
 

@@ -1,7 +1,7 @@
 // boot_params comparison for the setup16 tests (tests/setup16): read two 4096-byte boot_params
 // pages (raw, or the KPACK_BOOT_PARAMS dump tests/boot/init.c prints) and name every field that
 // differs. The layout is formats/boot_params.h's, through offsetof/sizeof only; the tool
-// tests/support/boot_params_diff.cc and the unit tests (tests/test_boot_params_diff.cc) share this.
+// tests/support/boot_params_diff.cc and the unit tests (tests/unit/support/boot_params_diff.cc) share this.
 #pragma once
 
 #include <cstdint>

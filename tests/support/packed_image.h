@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "image_writer.h"
-#include "kernel_input.h"
-#include "synthetic_kernel.h"
+#include "packer/image_writer.h"
+#include "packer/kernel_input.h"
+#include "tests/support/synthetic_kernel.h"
 
 namespace kpack::test {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernel_headers.h"
+#include "stub/engine/kernel_headers.h"
 
 namespace kpack::test {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "physical_memory.h"
-#include "range.h"
-#include "write_log.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/range.h"
+#include "tests/support/write_log.h"
 
 namespace kpack::test {
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "frame_workers.h"
+#include "stub/engine/frame_workers.h"
 
 namespace kpack::test {
 

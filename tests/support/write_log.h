@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "range.h"
+#include "stub/engine/range.h"
 
 namespace kpack::test {
 

@@ -1,0 +1,65 @@
+#include "stub/arch/serial.h"
+
+namespace kpack::serial {
+namespace {
+
+constexpr uint16_t kCom1 = 0x3F8;
+constexpr uint8_t kLineStatusThrEmpty = 0x20;
+
+void outb(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" : : "a"(value), "Nd"(port)); }
+uint8_t inb(uint16_t port) {
+  uint8_t value;
+  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
+  return value;
+}
+
+bool initialized = false;
+
+void init() {
+  outb(kCom1 + 1, 0x00);  // no interrupts
+  outb(kCom1 + 3, 0x80);  // divisor latch
+  outb(kCom1 + 0, 0x01);  // 115200 baud
+  outb(kCom1 + 1, 0x00);
+  outb(kCom1 + 3, 0x03);  // 8N1
+  outb(kCom1 + 2, 0xC7);  // FIFO on, cleared
+  outb(kCom1 + 4, 0x03);  // DTR, RTS
+  initialized = true;
+}
+
+void put(char c) {
+  for (int spins = 0; spins < 100000 && !(inb(kCom1 + 5) & kLineStatusThrEmpty); ++spins) {
+  }
+  outb(kCom1, static_cast<uint8_t>(c));
+}
+
+}  // namespace
+
+void write(const char* text) {
+  if (!initialized) init();
+  for (; *text; ++text) {
+    if (*text == '\n') put('\r');
+    put(*text);
+  }
+}
+
+void write_hex(uint64_t value) {
+  char buffer[19] = "0x";
+  int digits = 1;
+  while (digits < 16 && (value >> (4 * digits))) ++digits;
+  for (int i = 0; i < digits; ++i) buffer[2 + i] = "0123456789abcdef"[(value >> (4 * (digits - 1 - i))) & 0xF];
+  buffer[2 + digits] = 0;
+  write(buffer);
+}
+
+void write_decimal(uint64_t value) {
+  char buffer[21];
+  int at = 20;
+  buffer[at] = 0;
+  do {
+    buffer[--at] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value);
+  write(buffer + at);
+}
+
+}  // namespace kpack::serial

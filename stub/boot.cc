@@ -1,0 +1,131 @@
+#include "stub/boot.h"
+
+#include "stub/engine/acpi_rsdp.h"
+#include "stub/engine/boot_environment.h"
+#include "stub/arch/entropy.h"
+#include "stub/engine/relocation_table.h"
+#include "stub/arch/serial.h"
+#include "stub/engine/stub_record.h"
+
+namespace kpack {
+
+uint64_t rdtsc() {
+  uint32_t lo, hi;
+  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return lo | uint64_t{hi} << 32;
+}
+
+namespace {
+
+// With kpack.debug on the command line, each phase prints its TSC cycle count.
+class DebugTrace final : public UnpackTrace {
+ public:
+  DebugTrace(bool enabled, uint64_t start) : enabled_(enabled), last_(start), start_(start) {}
+  void phase(const char* name, uint64_t bytes) override {
+    uint64_t now = rdtsc();
+    if (enabled_) {
+      serial::write("kpack: ");
+      serial::write(name);
+      serial::write(" bytes=");
+      serial::write_decimal(bytes);
+      serial::write(" cycles=");
+      serial::write_decimal(now - last_);
+      serial::write("\n");
+    }
+    last_ = now;
+  }
+  uint64_t total() const { return last_ - start_; }
+
+ private:
+  bool enabled_;
+  uint64_t last_;
+  uint64_t start_;
+};
+
+const char* command_line_text(const BootEnvironment& env) {
+  return reinterpret_cast<const char*>(env.command_line.begin);
+}
+uint64_t command_line_length(const BootEnvironment& env) {
+  return env.command_line.empty() ? 0 : env.command_line.size() - 1;
+}
+
+// KASLR as the stock decompressor does it unless the command line says nokaslr: both bases drawn
+// from boot_params, QEMU's SETUP_RNG_SEED node (read, never changed), the entry's own entropy
+// (EFI_RNG_PROTOCOL) and the CPU's.
+KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment& env, PhysicalMemory& memory,
+                           const BootOptions& options) {
+  KaslrRequest kaslr;
+  kaslr.options = parse_kaslr_options(command_line_text(env), command_line_length(env));
+  if (kaslr.options.disabled) return kaslr;
+  uint64_t state = mix_entropy(0x6b7061636b61736cull, reinterpret_cast<const uint8_t*>(&params), sizeof(params));
+  if (const uint8_t* seed = memory.readable(env.rng_seed.begin, env.rng_seed.size()); seed && !env.rng_seed.empty())
+    state = mix_entropy(state, seed, env.rng_seed.size());
+  if (options.extra_entropy_size) state = mix_entropy(state, options.extra_entropy, options.extra_entropy_size);
+  state = mix_cpu_entropy(state);
+  kaslr.physical = kaslr.virtual_base = true;
+  kaslr.physical_random = mix_entropy(state, 1);
+  kaslr.virtual_random = mix_entropy(state, 2);
+  return kaslr;
+}
+
+// `start`: the TSC when the stub began; under QEMU's -icount, the instructions since reset that
+// the firmware, the loader and the 16-bit setup ran before it.
+void print_summary(const StubRecord& record, uint64_t base, const UnpackResult& result, uint64_t start, uint64_t cycles) {
+  serial::write("kpack: ");
+  serial::write(codec_name(static_cast<Codec>(uint32_t{record.codec})));
+  serial::write(" image at ");
+  serial::write_hex(base);
+  serial::write(", kernel at ");
+  serial::write_hex(result.base);
+  serial::write(result.in_place ? " (in place)" : "");
+  serial::write(", physical slots ");
+  serial::write_decimal(result.physical_slots);
+  serial::write(result.physical_fallback ? " (none fit: lowest fit)" : "");
+  serial::write(", virtual base ");
+  serial::write_hex(kStartKernelMap + result.kernel.physical.begin + result.virtual_offset);
+  serial::write(" (offset ");
+  serial::write_hex(result.virtual_offset);
+  serial::write(" of ");
+  serial::write_decimal(result.virtual_slots);
+  serial::write(" slots, ");
+  serial::write_decimal(result.relocations);
+  serial::write(" relocations)");
+  serial::write(", entry ");
+  serial::write_hex(result.entry);
+  serial::write(", total cycles=");
+  serial::write_decimal(cycles);
+  serial::write(", started at tsc=");
+  serial::write_decimal(start);
+  serial::write("\n");
+}
+
+}  // namespace
+
+StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
+                           PhysicalMemory& memory, const BootOptions& options, UnpackResult* result) {
+  // What the loader handed over: usable RAM minus everything live.
+  BootEnvironment own_env;
+  if (!options.env) KPACK_TRY(read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &own_env));
+  const BootEnvironment& env = options.env ? *options.env : own_env;
+  bool debug = command_line_has(command_line_text(env), command_line_length(env), "kpack.debug");
+  DebugTrace trace(debug, options.start_tsc);
+  KaslrRequest kaslr = kaslr_request(*params, env, memory, options);
+  // The kernel randomizes its own memory regions only when told KASLR is on.
+  params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |
+                                               (kaslr.options.disabled ? 0 : boot::kKaslrFlag));
+  // The ACPI root pointer, as the stock decompressor hands it over on a BIOS machine. Under EFI
+  // the kernel takes it from the firmware's configuration table.
+  if (!params->acpi_rsdp_addr && options.bios_machine) params->acpi_rsdp_addr = find_bios_rsdp(memory);
+  trace.phase("environment", 0);
+
+  // Unpack the kernel straight to where it will run.
+  uint64_t base = reinterpret_cast<uint64_t>(image_base);
+  uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - image_base;
+  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result, options.workers,
+                              options.max_workers);
+  if (!status.ok()) return status;
+  if (debug) print_summary(record, base, *result, options.start_tsc, trace.total());
+  return StubStatus::success();
+}
+
+}  // namespace kpack

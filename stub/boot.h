@@ -1,0 +1,35 @@
+// What every entry does once it knows boot_params and the record: read the environment, draw
+// KASLR, hand over what the stock decompressor hands over (loadflags' KASLR bit, the RSDP), and run
+// the unpack engine. The legacy entries (main.cc) and the EFI entry (efi/) differ only in how
+// they reach memory and what they do on an error.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stub/engine/boot_environment.h"
+#include "formats/boot_params.h"
+#include "formats/kpack_image.h"
+#include "stub/engine/physical_memory.h"
+#include "stub/engine/status.h"
+#include "stub/engine/unpack.h"
+
+namespace kpack {
+
+uint64_t rdtsc();
+
+struct BootOptions {
+  uint64_t start_tsc = 0;                // when the entry began, for kpack.debug
+  bool bios_machine = true;              // look for the RSDP where a BIOS leaves it
+  const uint8_t* extra_entropy = nullptr;  // e.g. EFI_RNG_PROTOCOL's bytes, mixed into KASLR's
+  size_t extra_entropy_size = 0;
+  const BootEnvironment* env = nullptr;  // read by the caller already; else unpack_for_boot reads it
+  FrameWorkers* workers = nullptr;       // helpers that decode frames alongside (the legacy entries' APs)
+  uint32_t max_workers = 0;
+};
+
+// Unpacks the kernel for `params`; on success the kernel's entry point is in result->entry.
+StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
+                           PhysicalMemory& memory, const BootOptions& options, UnpackResult* result);
+
+}  // namespace kpack

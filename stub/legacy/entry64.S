@@ -1,0 +1,75 @@
+// 64-bit entry, at protected-mode start + 0x200. Boot protocol contract: long mode, an identity map
+// covering the image, boot_params and the command line, CS = 0x10 / DS = 0x18, RSI = boot_params.
+// Sets up what C++ and the codec libraries need, then calls stub_main and jumps to the kernel.
+#include "stub/runtime/asm_offsets.h"
+
+	.code64
+	.section .text.entry64, "ax"
+	.globl startup_64
+startup_64:
+	cli
+	cld
+	leaq	boot_stack_top(%rip), %rsp
+	movq	%rsi, %r15			// boot_params, kept in a callee-saved register
+
+	// SSE, so the codec libraries run their normal code: CR0.EM off, CR0.MP on, CR4.OSFXSR and
+	// CR4.OSXMMEXCPT on. First, since the compiler may use SSE in any C++ function.
+	movq	%cr0, %rax
+	andq	$~4, %rax
+	orq	$2, %rax
+	movq	%rax, %cr0
+	movq	%cr4, %rax
+	orq	$0x600, %rax
+	movq	%rax, %cr4
+
+	// Nothing may use the packer's record before it is checked: a bad one prints an error on
+	// COM1 and halts here. Runs before relocation, like build_identity_map (the build checks both).
+	leaq	startup_32(%rip), %rdi
+	call	checked_stub_record
+	movq	%rax, %r14			// the record, kept in a callee-saved register
+
+	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
+	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
+	// command line when a loader put them above 4 GiB.
+	leaq	stub_page_tables(%rip), %rdi
+	leaq	startup_32(%rip), %rsi
+	movq	%r15, %rdx
+	movq	STUB_RECORD_IMAGE_SIZE(%r14), %rcx
+	call	build_identity_map
+	testq	%rax, %rax
+	jz	2f				// too many windows: switching would unmap us
+	movq	%rax, %cr3
+
+	// Our own GDT, so the kernel is entered with the protocol's selectors whatever the loader had.
+	call	load_boot_gdt
+
+	// Debian builds the libraries with -fstack-protector: the canary is read at %fs:0x28.
+	leaq	stub_tls(%rip), %rax
+	movq	%rax, %rdx
+	shrq	$32, %rdx
+	movl	$0xC0000100, %ecx		// IA32_FS_BASE
+	wrmsr
+
+	// We are linked at 0 as a PIE: fix our absolute pointers for where we run.
+	leaq	startup_32(%rip), %rdi
+	call	apply_relocations
+
+	movq	%r15, %rdi
+	leaq	startup_32(%rip), %rsi
+	movq	%r14, %rdx
+	call	stub_main			// returns the kernel's entry, or halts on any error
+
+	// The 64-bit protocol into the kernel: RSI = boot_params.
+	movq	%r15, %rsi
+	xorl	%ebp, %ebp
+	jmp	*%rax
+
+2:	hlt
+	jmp	2b
+
+	.section .bss.stack, "aw", @nobits
+	.balign 16
+	.globl boot_stack_top
+boot_stack:
+	.fill	32 * 1024, 1, 0
+boot_stack_top:

@@ -1,0 +1,165 @@
+// The stub's C++ entry for the boot protocol's 16-, 32- and 64-bit entries: runs the shared boot
+// (boot_kernel.cc) on the record entry64.S has checked, with memory through the stub's own
+// identity map, and returns the kernel's entry point to entry64.S. Any error halts with one line
+// on COM1.
+#include "stub/engine/acpi_madt.h"
+#include "stub/engine/acpi_rsdp.h"
+#include "stub/runtime/asm_symbols.h"
+#include "stub/engine/boot_environment.h"
+#include "stub/boot.h"
+#include "stub/arch/cpu.h"
+#include "stub/legacy/exceptions.h"
+#include "stub/arch/halt.h"
+#include "stub/engine/kaslr.h"
+#include "stub/legacy/paging.h"
+#include "stub/engine/range.h"
+#include "stub/arch/serial.h"
+#include "stub/smp/smp.h"
+#include "stub/arch/vector_registers.h"
+#include "stub/engine/xxh3.h"
+
+namespace kpack {
+namespace {
+
+// The CPU's physical address width (CPUID 0x80000008), capped at MAXMEM: nothing above it can be
+// mapped without setting reserved bits in a page-table entry.
+uint64_t physical_address_limit() {
+  if (cpuid(0x80000000).eax < 0x80000008) return 1ull << 36;
+  uint64_t limit = 1ull << (cpuid(0x80000008).eax & 0xFF);
+  return limit < kMaxPhysicalAddress ? limit : kMaxPhysicalAddress;
+}
+
+// Physical memory as the stub sees it: the identity map of 0..4 GiB, plus 1 GiB windows mapped on
+// demand above it (setup_data, or a kernel placed high by KASLR).
+class IdentityMemory final : public PhysicalMemory {
+ public:
+  const uint8_t* readable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
+  uint8_t* writable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
+
+ private:
+  uint8_t* pointer(uint64_t addr, uint64_t size) {
+    Range wanted = range_of(addr, size);
+    if ((wanted.empty() && size) || wanted.end > limit_) return nullptr;
+    if (!identity_mapped(addr, size) && !map_identity(addr, size)) return nullptr;
+    return reinterpret_cast<uint8_t*>(addr);
+  }
+  uint64_t limit_ = physical_address_limit();
+};
+
+// The application processors as the engine's frame workers: started when the engine has frames
+// to share (their stacks in its work area), parked again (INIT, wait-for-SIPI, as the firmware
+// left them) before the kernel starts them itself. Trouble leaves the boot CPU alone, with a
+// reason for kpack.debug; it never stops the boot.
+class ApplicationProcessors final : public FrameWorkers {
+ public:
+  ApplicationProcessors(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
+                        const StubRecord& record, PhysicalMemory& memory)
+      : params_(params) {
+    const char* text = reinterpret_cast<const char*>(env.command_line.begin);
+    uint64_t length = env.command_line.empty() ? 0 : env.command_line.size() - 1;
+    debug_ = command_line_has(text, length, "kpack.debug");
+    request_.params = &params;
+    request_.params_addr = reinterpret_cast<uint64_t>(&params);
+    request_.env = &env;
+    request_.memory = &memory;
+    request_.image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
+    uint64_t cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
+    request_.max_cpus = static_cast<uint32_t>(cpus < 1 ? 1 : cpus < kMaxCpus ? cpus : kMaxCpus);
+    request_.break_trampoline = command_line_has(text, length, "kpack.test_broken_trampoline");
+    stop_first_helper_ = command_line_has(text, length, "kpack.test_stopped_helper");
+  }
+
+  uint32_t max_helpers() const { return request_.max_cpus - 1; }
+
+  uint64_t memory_for(uint32_t count) const override { return smp::helper_memory_size(count); }
+
+  uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
+    work_ = work, arg_ = arg;
+    // unpack_for_boot has looked for the RSDP by now (a BIOS leaves it in low memory).
+    request_.rsdp = params_.acpi_rsdp_addr ? uint64_t{params_.acpi_rsdp_addr} : find_bios_rsdp(*request_.memory);
+    request_.helper_memory = memory;
+    request_.work = &ApplicationProcessors::run;
+    request_.arg = this;
+    if (request_.max_cpus > count + 1) request_.max_cpus = count + 1;
+    return smp::start_helpers(request_, &report_);
+  }
+
+  void finish() override { returned_ = smp::park_helpers(); }
+
+  // kpack.test_stopped_helper: the first AP stays inside its first item until park_helpers gives
+  // up on it and sends INIT, as a CPU that overran the bounded wait would.
+  bool holds(uint32_t index) const override { return stop_first_helper_ && index == 1; }
+  void hold(uint32_t) override {
+    for (;;) asm volatile("pause");
+  }
+
+  // One line with kpack.debug: what was found and started, who decoded the frames, and which
+  // XXH3 build proved them.
+  void print(const UnpackResult& result, const StubRecord& record) const {
+    if (!debug_) return;
+    serial::write("kpack: cpus: ");
+    serial::write_decimal(report_.found);
+    serial::write(" found, ");
+    serial::write_decimal(report_.started);
+    serial::write(" started, ");
+    serial::write_decimal(__atomic_load_n(&ran_, __ATOMIC_RELAXED));
+    serial::write(" ran, ");
+    serial::write_decimal(returned_);
+    serial::write(" returned, ");
+    serial::write_decimal(report_.abandoned);
+    serial::write(" late; cycles=");
+    serial::write_decimal(report_.start_cycles);
+    serial::write("; frames: ");
+    serial::write_decimal(result.frames);
+    serial::write(", ");
+    serial::write_decimal(result.frames - result.frames_by_caller);
+    serial::write(" by helpers, ");
+    serial::write_decimal(result.redone);
+    serial::write(" redone");
+    if (uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3))
+      serial::write(avx2_enabled() ? "; XXH3 with AVX2" : "; XXH3 with SSE2");
+    serial::write("\n");
+    if (!report_.problem.ok()) print_status("kpack: cpus: one CPU: ", report_.problem);
+  }
+
+ private:
+  static void run(void* self, uint32_t index) {
+    auto* aps = static_cast<ApplicationProcessors*>(self);
+    __atomic_fetch_add(&aps->ran_, 1, __ATOMIC_RELAXED);
+    aps->work_(aps->arg_, index);
+  }
+
+  const boot::BootParams& params_;
+  smp::HelperRequest request_;
+  smp::HelperReport report_;
+  bool debug_ = false;
+  bool stop_first_helper_ = false;
+  void (*work_)(void*, uint32_t) = nullptr;
+  void* arg_ = nullptr;
+  uint32_t ran_ = 0;
+  uint32_t returned_ = 0;
+};
+
+}  // namespace
+}  // namespace kpack
+
+extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record) {
+  using namespace kpack;
+  BootOptions options;
+  options.start_tsc = rdtsc();
+  install_exception_handlers();
+  enable_avx_registers();
+  IdentityMemory memory;
+  BootEnvironment env;
+  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env);
+  if (!status.ok()) halt_with(status);
+  options.env = &env;
+  ApplicationProcessors helpers(*params, env, image_base, *record, memory);
+  options.workers = &helpers;
+  options.max_workers = helpers.max_helpers();
+  UnpackResult result;
+  status = unpack_for_boot(params, image_base, *record, memory, options, &result);
+  if (!status.ok()) halt_with(status);
+  helpers.print(result, *record);
+  return result.entry;
+}

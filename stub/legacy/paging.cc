@@ -1,0 +1,114 @@
+// The stub's own page tables: an identity map of 0..4 GiB with 2 MiB pages, plus 1 GiB windows
+// around whatever the loader put above 4 GiB (the image itself, boot_params, the command line) -
+// a 64-bit loader may do that once the header says XLF_CAN_BE_LOADED_ABOVE_4G. Called from the
+// 64-bit entry before relocation, so it uses nothing but its arguments and RIP-relative symbols.
+#include "stub/legacy/paging.h"
+
+#include "stub/runtime/asm_symbols.h"
+
+using kpack::PageTables;
+
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kLowGiBs = kpack::kIdentityMappedGiBs;
+using kpack::kMaxHighPdpts;
+using kpack::kMaxWindows;
+constexpr uint64_t kPresentWritable = 0x3;
+constexpr uint64_t kLargePage = 0x80;
+constexpr uint64_t kAddressMask = 0x000FFFFFFFFFF000ull;
+
+void fill_pd(uint64_t* pd, uint64_t base) {
+  for (uint64_t i = 0; i < 512; ++i) pd[i] = (base + (i << 21)) | kPresentWritable | kLargePage;
+}
+
+// Maps the 1 GiB window holding `address`; false when the pool is exhausted.
+bool map_window(PageTables* t, uint64_t address) {
+  uint64_t base = address & ~(kGiB - 1);
+  if (base < kLowGiBs * kGiB) return true;
+  for (uint32_t i = 0; i < t->windows; ++i)
+    if (t->window_base[i] == base) return true;
+  if (t->windows == kMaxWindows) return false;
+  uint64_t pml4_index = (base >> 39) & 511, pdpt_index = (base >> 30) & 511;
+  uint64_t* pdpt;
+  if (pml4_index == 0) {
+    pdpt = t->pdpt;
+  } else if (t->pml4[pml4_index]) {
+    pdpt = reinterpret_cast<uint64_t*>(t->pml4[pml4_index] & kAddressMask);
+  } else {
+    if (t->high_pdpts == kMaxHighPdpts) return false;
+    pdpt = t->high_pdpt[t->high_pdpts++];
+    for (uint64_t i = 0; i < 512; ++i) pdpt[i] = 0;
+    t->pml4[pml4_index] = reinterpret_cast<uint64_t>(pdpt) | kPresentWritable;
+  }
+  uint64_t* pd = t->window_pd[t->windows];
+  fill_pd(pd, base);
+  pdpt[pdpt_index] = reinterpret_cast<uint64_t>(pd) | kPresentWritable;
+  t->window_base[t->windows++] = base;
+  return true;
+}
+
+// Every window [begin, begin + size) touches.
+bool map_range(PageTables* t, uint64_t begin, uint64_t size) {
+  if (size == 0 || begin + size < begin) return map_window(t, begin);
+  for (uint64_t a = begin & ~(kGiB - 1); a < begin + size; a += kGiB)
+    if (!map_window(t, a)) return false;
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Its own section, which stub.ld puts first among the writable data: the one 4 KiB-aligned object.
+__attribute__((section(".data.page_tables"))) PageTables stub_page_tables;
+
+// Returns the value for CR3, or 0 when the windows above 4 GiB do not fit in the pool (the caller
+// halts: switching would unmap the stub). `params` is read through the loader's own mapping;
+// `image_size` comes from the record checked_stub_record has already checked.
+uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
+                            uint64_t image_size) {
+  // After the 32-bit entry these tables are already live with this very map: every entry below
+  // is written with the value it already has or one that was not present, never cleared, so the
+  // low 4 GiB stay mapped at every step.
+  for (uint64_t gib = 0; gib < kLowGiBs; ++gib) fill_pd(tables->pd[gib], gib * kGiB);
+  for (uint64_t i = 0; i < 512; ++i)
+    tables->pdpt[i] = i < kLowGiBs ? reinterpret_cast<uint64_t>(tables->pd[i]) | kPresentWritable : 0;
+  for (uint64_t i = 0; i < 512; ++i)
+    tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPresentWritable : 0;
+  tables->windows = 0;
+  tables->high_pdpts = 0;
+  uint64_t cmdline = params->hdr.cmd_line_ptr | (uint64_t{params->ext_cmd_line_ptr} << 32);
+  uint64_t cmdline_size = uint64_t{params->hdr.cmdline_size} + 1;
+  if (!map_range(tables, image_base, image_size) ||
+      !map_range(tables, reinterpret_cast<uint64_t>(params), sizeof(*params)) ||
+      (cmdline && !map_range(tables, cmdline, cmdline_size)))
+    return 0;
+  return reinterpret_cast<uint64_t>(tables->pml4);
+}
+
+}  // extern "C"
+
+namespace kpack {
+
+bool map_identity(uint64_t addr, uint64_t size) {
+  if (!map_range(&stub_page_tables, addr, size)) return false;
+  // New entries only ever replace non-present ones; reloading CR3 still drops any stale
+  // paging-structure cache entry, for the price of one TLB flush.
+  uint64_t cr3;
+  asm volatile("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3) : : "memory");
+  return true;
+}
+
+bool identity_mapped(uint64_t addr, uint64_t size) {
+  if (addr + size < addr) return false;
+  uint64_t last = (size ? addr + size - 1 : addr) & ~(kGiB - 1);
+  for (uint64_t a = addr & ~(kGiB - 1);; a += kGiB) {
+    bool mapped = a < kLowGiBs * kGiB;
+    for (uint32_t i = 0; !mapped && i < stub_page_tables.windows; ++i) mapped = stub_page_tables.window_base[i] == a;
+    if (!mapped) return false;
+    if (a == last) return true;
+  }
+}
+
+}  // namespace kpack

@@ -1,0 +1,164 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+
+#include "stub/engine/boot_environment.h"
+#include "tests/support/simulated_memory.h"
+
+using namespace kpack;
+
+namespace {
+
+struct Machine {
+  std::unique_ptr<test::SimulatedMemory> memory = std::make_unique<test::SimulatedMemory>(0, 64 << 20);
+  boot::BootParams params{};
+
+  Machine() {
+    add_e820(0, 0x9FC00, boot::kE820Ram);
+    add_e820(0x9FC00, 0x400, 2);
+    add_e820(0xF0000, 0x10000, 2);
+    add_e820(0x100000, (64 << 20) - 0x100000, boot::kE820Ram);
+  }
+  void add_e820(uint64_t addr, uint64_t size, uint32_t type) {
+    boot::E820Entry& e = params.e820_table[params.e820_entries++];
+    e.addr = addr;
+    e.size = size;
+    e.type = type;
+  }
+  void put_string(uint64_t addr, const char* text) { std::memcpy(memory->at(addr), text, std::strlen(text) + 1); }
+};
+
+bool is_free(const BootEnvironment& env, uint64_t begin, uint64_t end) { return env.free.contains({begin, end}); }
+
+}  // namespace
+
+TEST_CASE("the environment is usable RAM above 1 MiB minus everything the loader handed over") {
+  Machine m;
+  m.params.hdr.cmd_line_ptr = 0x20000;
+  m.params.hdr.cmdline_size = 2047;
+  m.put_string(0x20000, "console=ttyS0 kpack.debug");
+  m.params.hdr.ramdisk_image = 0x3000000;
+  m.params.hdr.ramdisk_size = 0x123456;
+  // A two-node setup_data chain right after a pretend image, as QEMU lays it out.
+  boot::SetupData first{};
+  first.next = 0x2100000;
+  first.len = 100;
+  boot::SetupData second{};
+  second.len = 8;
+  std::memcpy(m.memory->at(0x2000000), &first, sizeof(first));
+  std::memcpy(m.memory->at(0x2100000), &second, sizeof(second));
+  m.params.hdr.setup_data = 0x2000000;
+
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
+  CHECK(env.command_line.begin == 0x20000);
+  CHECK(env.command_line.size() == std::strlen("console=ttyS0 kpack.debug") + 1);
+  CHECK(env.initrd.begin == 0x3000000);
+  CHECK(env.initrd.end == 0x3123456);
+  CHECK(env.setup_data_nodes == 2);
+  CHECK(is_free(env, 0x100000, 0x2000000));
+  CHECK_FALSE(is_free(env, 0x2000000, 0x2000001));
+  CHECK(is_free(env, 0x2000000 + 16 + 100, 0x2100000));
+  CHECK_FALSE(is_free(env, 0x2100000 + 16 + 7, 0x2100000 + 16 + 8));
+  CHECK_FALSE(is_free(env, 0x3123455, 0x3123456));
+  CHECK(is_free(env, 0x3124000, 64 << 20));
+  CHECK_FALSE(is_free(env, 0xFF000, 0x100000));  // below 1 MiB is never used
+  CHECK(env.free.at(0).begin == 0x100000);
+  CHECK(env.free.at(env.free.count() - 1).end == 64 << 20);
+}
+
+TEST_CASE("reserved e820 entries inside RAM entries are excluded; RAM above 4 GiB counts up to MAXMEM") {
+  Machine m;
+  m.add_e820(0x800000, 0x1000, 2);
+  m.add_e820(0x100000000ull, 0x40000000, boot::kE820Ram);
+  m.add_e820(kMaxPhysicalAddress - 0x200000, 0x400000, boot::kE820Ram);  // straddles 64 TiB
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
+  CHECK_FALSE(is_free(env, 0x800000, 0x801000));
+  CHECK(is_free(env, 0x801000, 0x900000));
+  CHECK(is_free(env, 0x100000000ull, 0x140000000ull));
+  CHECK(env.free.at(env.free.count() - 1).begin == kMaxPhysicalAddress - 0x200000);
+  CHECK(env.free.at(env.free.count() - 1).end == kMaxPhysicalAddress);
+}
+
+TEST_CASE("an initrd above 4 GiB (ext_ramdisk_* high halves) stays out of free memory") {
+  Machine m;
+  m.add_e820(0x100000000ull, 0x100000000ull, boot::kE820Ram);
+  m.params.hdr.ramdisk_image = 0x20000000;
+  m.params.ext_ramdisk_image = 1;
+  m.params.hdr.ramdisk_size = 0x800000;
+  m.params.ext_ramdisk_size = 0;
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
+  CHECK(env.initrd.begin == 0x120000000ull);
+  CHECK(env.initrd.end == 0x120800000ull);
+  CHECK_FALSE(is_free(env, 0x120000000ull, 0x120000001ull));
+  CHECK_FALSE(is_free(env, 0x1207FFFFFull, 0x120800000ull));
+  CHECK(is_free(env, 0x120800000ull, 0x200000000ull));
+  CHECK(is_free(env, 0x100000000ull, 0x120000000ull));
+}
+
+TEST_CASE("setup_data: SETUP_INDIRECT targets stay out of free memory, the RNG seed is found") {
+  Machine m;
+  boot::SetupData indirect{};
+  indirect.next = 0x2100000;
+  indirect.type = boot::kSetupIndirect;
+  indirect.len = sizeof(boot::SetupIndirect);
+  boot::SetupIndirect body{};
+  body.type = 1;
+  body.addr = 0x2800000;
+  body.len = 0x5000;
+  std::memcpy(m.memory->at(0x2000000), &indirect, sizeof(indirect));
+  std::memcpy(m.memory->at(0x2000000 + sizeof(indirect)), &body, sizeof(body));
+  boot::SetupData seed{};
+  seed.type = boot::kSetupRngSeed;
+  seed.len = 32;
+  std::memcpy(m.memory->at(0x2100000), &seed, sizeof(seed));
+  m.params.hdr.setup_data = 0x2000000;
+
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env).ok());
+  CHECK(env.setup_data_nodes == 2);
+  CHECK_FALSE(is_free(env, 0x2800000, 0x2800001));
+  CHECK_FALSE(is_free(env, 0x2804fff, 0x2805000));
+  CHECK(is_free(env, 0x2805000, 0x2806000));
+  CHECK(env.rng_seed.begin == 0x2100000 + sizeof(boot::SetupData));
+  CHECK(env.rng_seed.size() == 32);
+  CHECK_FALSE(is_free(env, 0x2100000, 0x2100000 + 16 + 32));
+}
+
+TEST_CASE("a broken hand-over is an error with its own message") {
+  auto expect = [](Machine& m, const char* message) {
+    BootEnvironment env;
+    StubStatus status = read_boot_environment(m.params, 0x90000, *m.memory, &env);
+    REQUIRE_FALSE(status.ok());
+    CHECK(std::string(status.message) == message);
+  };
+  { Machine m; m.params.e820_entries = 0; expect(m, "the loader passed no e820 memory map"); }
+  { Machine m; m.params.e820_entries = 200; expect(m, "e820 map has too many entries"); }
+  { Machine m; m.params.hdr.setup_data = 0x200000000ull; expect(m, "setup_data is not in memory"); }
+  { Machine m; m.params.hdr.setup_data = 0x8000000; expect(m, "setup_data is not in memory"); }
+  {
+    Machine m;  // a node pointing at itself
+    boot::SetupData loop{};
+    loop.next = 0x2000000;
+    std::memcpy(m.memory->at(0x2000000), &loop, sizeof(loop));
+    m.params.hdr.setup_data = 0x2000000;
+    expect(m, "setup_data list too long or circular");
+  }
+  { Machine m; m.params.hdr.ramdisk_image = 0xFFFFF000; m.params.ext_ramdisk_image = 0xFFFFFFFF;
+    m.params.hdr.ramdisk_size = 0x2000; expect(m, "initrd range wraps around"); }
+  { Machine m; m.params.hdr.cmd_line_ptr = 0x3FFFFFF; m.params.hdr.cmdline_size = 100;
+    *m.memory->at(0x3FFFFFF) = 'x'; expect(m, "command line runs out of memory"); }
+}
+
+TEST_CASE("command_line_has matches whole words only") {
+  const char text[] = "console=ttyS0 kpack.debug quiet";
+  CHECK(command_line_has(text, sizeof(text) - 1, "kpack.debug"));
+  CHECK(command_line_has(text, sizeof(text) - 1, "quiet"));
+  CHECK_FALSE(command_line_has(text, sizeof(text) - 1, "kpack"));
+  CHECK_FALSE(command_line_has(text, sizeof(text) - 1, "debug"));
+  const char prefixed[] = "nokpack.debug kpack.debugger";
+  CHECK_FALSE(command_line_has(prefixed, sizeof(prefixed) - 1, "kpack.debug"));
+}

@@ -1,0 +1,225 @@
+// Packed images, field by field against the boot protocol, and back through the reader.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "packer/bzimage_reader.h"
+#include "formats/boot_params.h"
+#include "formats/elf64.h"
+#include "packer/image_writer.h"
+#include "packer/kernel_input.h"
+#include "packer/kernel_version.h"
+#include "tests/support/same_segment.h"
+#include "tests/support/synthetic_kernel.h"
+#include "tests/support/bytes.h"
+#include "tests/support/packed_image.h"
+
+using namespace kpack;
+
+namespace {
+
+// With a (one-entry) relocation table, as stock images carry.
+KernelInput synthetic_input() {
+  KernelInput input = test::synthetic_input();
+  input.relocs = {1, 0, 0, 0, 0, 0, 0, 0};
+  return input;
+}
+
+std::vector<uint8_t> pack(const KernelInput& input, Codec codec) { return test::pack_image(input, codec, 3); }
+
+}  // namespace
+
+TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
+  KernelInput input = synthetic_input();
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
+    CAPTURE(codec_name(codec));
+    ImageBlobs blobs = built_in_blobs(codec);
+    std::vector<uint8_t> image = pack(input, codec);
+    // Raw bytes at the documented offsets, not through our own struct.
+    uint8_t setup_sects = image[0x1F1];
+    uint64_t setup_size = (setup_sects + 1) * 512ull;
+    // The setup blob, then padding to a page (the synthetic kernel has no version string).
+    CHECK(setup_size == (blobs.setup.size() + 4095) / 4096 * 4096);
+    CHECK(test::get<uint16_t>(image, 0x1FE) == 0xAA55);
+    CHECK(image[0x200] == 0xEB);
+    CHECK(0x202 + image[0x201] == 0x26C);  // the jump lands right after the 2.15 header
+    CHECK(std::memcmp(image.data() + 0x202, "HdrS", 4) == 0);
+    CHECK(test::get<uint16_t>(image, 0x206) == 0x020F);
+    CHECK(image[0x211] == 0x01);  // LOADED_HIGH only: no KASLR, no heap claims
+    CHECK(test::get<uint32_t>(image, 0x214) == 0x100000);
+    CHECK(test::get<uint32_t>(image, 0x230) == 0x200000);
+    CHECK(image[0x234] == 1);
+    CHECK(image[0x235] == 12);
+    // XLF_KERNEL_64, CAN_BE_LOADED_ABOVE_4G (the stub maps windows above 4 GiB) and
+    // EFI_HANDOVER_64 (the stub's handover entry), nothing untrue
+    CHECK(test::get<uint16_t>(image, 0x236) == 0x000B);
+    CHECK(test::get<uint32_t>(image, 0x264) + 0x200 == test::get<uint32_t>(blobs.stub, kStubLayoutOffset + 20));
+    CHECK(test::get<uint16_t>(image, 0x1F2) == 1);       // root_flags: read-only root, as stock
+    CHECK(test::get<uint16_t>(image, 0x1FA) == 0xFFFF);  // vid_mode: "normal", as stock
+    CHECK(test::get<uint32_t>(image, 0x238) == 2047);
+    CHECK(test::get<uint64_t>(image, 0x258) == 0x100000);
+    // The file ends on a 512-byte block (PE file alignment) past the protected-mode part.
+    uint64_t protected_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);  // the record's
+    CHECK(image.size() - setup_size == (protected_size + 511) / 512 * 512);
+    CHECK(test::get<uint32_t>(image, 0x1F4) == (protected_size + 15) / 16);
+    uint32_t payload_offset = test::get<uint32_t>(image, 0x248);
+    uint32_t payload_length = test::get<uint32_t>(image, 0x24C);
+    CHECK(payload_offset % (codec == Codec::kRaw ? 4096 : 16) == 0);
+    CHECK(payload_offset + uint64_t{payload_length} == protected_size);
+    CHECK(test::get<uint32_t>(image, 0x260) >= protected_size);
+    CHECK(test::get<uint32_t>(image, 0x260) % 4096 == 0);
+    // The setup code itself is untouched around the header.
+    CHECK(std::memcmp(image.data() + 0x26C, blobs.setup.data() + 0x26C, blobs.setup.size() - 0x26C) == 0);
+    CHECK(std::memcmp(image.data() + setup_size, blobs.stub.data(), blobs.stub.size()) == 0);
+
+    // kernel_info and the kpack record right after the stub.
+    uint32_t kernel_info = test::get<uint32_t>(image, 0x268);
+    CHECK(kernel_info == blobs.stub.size() + sizeof(StubRecord));
+    CHECK(std::memcmp(image.data() + setup_size + kernel_info, "LToP", 4) == 0);
+    CHECK(test::get<uint32_t>(image, setup_size + kernel_info + 4) == 16);
+    StubRecord info = test::get<StubRecord>(image, setup_size + blobs.stub.size());
+    CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
+    CHECK(info.version == 3);
+    CHECK(info.codec == static_cast<uint32_t>(codec));
+    CHECK(info.payload_offset == payload_offset);
+    CHECK(info.payload_size == payload_length);
+    CHECK(info.image_size == protected_size);
+    CHECK(info.min_kernel_address == input.kernel.physical.begin);  // the link address: 16 MiB
+    CHECK(info.kernel_alignment == 0x200000);
+    CHECK(info.relocations_size == input.relocs.size());
+    CHECK(info.flags == 0);
+    CHECK(info.digest == static_cast<uint32_t>(digest_for(codec)));
+    // The frame table right after kernel_info, the payload after it (16-byte aligned).
+    if (codec == Codec::kRaw) {
+      CHECK(info.frame_count == 0);
+      CHECK(info.frame_table_offset == 0);
+    } else {
+      CHECK(info.frame_table_offset == kernel_info + 16);
+      CHECK(info.frame_count >= 2);
+      CHECK(payload_offset == align_up(info.frame_table_offset + info.frame_count * sizeof(FrameEntry), 16));
+      FrameEntry first = test::get<FrameEntry>(image, setup_size + info.frame_table_offset);
+      CHECK(first.payload_offset == 0);
+      CHECK(first.file_offset == 0);
+      FrameEntry last = test::get<FrameEntry>(image, setup_size + info.frame_table_offset +
+                                                         (info.frame_count - 1) * sizeof(FrameEntry));
+      CHECK(last.payload_offset + last.payload_size == payload_length);
+    }
+  }
+}
+
+TEST_CASE("payloads start with the codec's standard frame magic") {
+  KernelInput input = synthetic_input();
+  const std::pair<Codec, std::vector<uint8_t>> magics[] = {
+      {Codec::kRaw, {0x7F, 'E', 'L', 'F'}},
+      {Codec::kGzip, {0x1F, 0x8B, 0x08}},
+      {Codec::kLz4, {0x04, 0x22, 0x4D, 0x18}},
+      {Codec::kZstd, {0x28, 0xB5, 0x2F, 0xFD}},
+  };
+  for (const auto& [codec, magic] : magics) {
+    std::vector<uint8_t> image = pack(input, codec);
+    uint64_t payload = (image[0x1F1] + 1) * 512ull + test::get<uint32_t>(image, 0x248);
+    CHECK(std::equal(magic.begin(), magic.end(), image.begin() + payload));
+  }
+}
+
+TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment sits at its link address") {
+  KernelInput input = synthetic_input();
+  std::vector<uint8_t> image = pack(input, Codec::kRaw);
+  uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+  uint64_t load = 0x100000;
+  const KernelHeaders& k = input.kernel;
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    uint64_t run_address = s.paddr;
+    uint64_t file_offset = setup_size + (run_address - load);
+    CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
+  }
+  // bss is stored as zeros, so nothing past the file needs clearing.
+  CHECK(image.size() - setup_size >= k.physical.begin - load + k.span());
+}
+
+TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
+  KernelInput input = synthetic_input();
+  for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = pack(input, codec);
+    Result<BzImage> read = read_bzimage(image, "out.img");
+    REQUIRE_MESSAGE(read.ok(), read.error().message);
+    REQUIRE(read->kpack.has_value());
+    Result<KernelPayload> payload = extract_kernel(*read, image, "out.img");
+    REQUIRE_MESSAGE(payload.ok(), payload.error().message);
+    CHECK(payload->relocs == input.relocs);
+    Result<KernelHeaders> k = parse_vmlinux(payload->elf, "extracted");
+    REQUIRE(k.ok());
+    REQUIRE(k->segment_count == input.kernel.segment_count);
+    CHECK(k->entry == input.kernel.entry);
+    for (uint32_t i = 0; i < k->segment_count; ++i) {
+      CHECK_MESSAGE(test::same_segment(input.elf, input.kernel.segments[i], payload->elf, k->segments[i]), "segment " << i);
+    }
+    // The PT_NOTE (Xen's PVH entry lives there) still points at the same bytes.
+    const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(payload->elf.data());
+    bool note_found = false;
+    for (uint32_t i = 0; i < ehdr.phnum; ++i) {
+      const auto& p = *reinterpret_cast<const elf::Phdr*>(payload->elf.data() + ehdr.phoff + i * sizeof(elf::Phdr));
+      if (p.type != elf::kPtNote) continue;
+      note_found = true;
+      CHECK(std::equal(input.elf.begin() + 0x1000, input.elf.begin() + 0x1010, payload->elf.begin() + p.offset));
+    }
+    CHECK(note_found);
+    // Packing what was extracted gives the same image again.
+    KernelInput again;
+    again.elf = payload->elf;
+    again.relocs = payload->relocs;
+    again.kernel = *k;
+    CHECK(pack(again, codec) == image);
+  }
+}
+
+TEST_CASE("a raw layout that leaves no room for the stub is refused") {
+  KernelInput input = synthetic_input();
+  PackOptions options;
+  options.compress = {Codec::kRaw, 0, 1};
+  options.kernel_address = 0x100000;
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
+  REQUIRE_FALSE(image.ok());
+  CHECK(image.error().message == "out.img: raw layout: kernel address leaves no room for the stub below it");
+}
+
+TEST_CASE("the kernel's version string goes where the header's kernel_version points") {
+  KernelInput input = synthetic_input();
+  // Two banners, as Debian's 6.1 has: the one printed at boot carries the build number.
+  const char early[] = "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) # SMP Debian 1.2.3\n";
+  const char booted[] = "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) #7 SMP Debian 1.2.3\n";
+  const LoadSegment& data = input.kernel.segments[1];
+  std::memcpy(input.elf.data() + data.offset + 0x100, early, sizeof(early));
+  std::memcpy(input.elf.data() + data.offset + 0x400, booted, sizeof(booted));
+  KernelInput loaded = input;
+  loaded.version = version_from_banner(loaded.elf);
+  REQUIRE(loaded.version.has_value());
+  CHECK(*loaded.version == "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
+
+  std::vector<uint8_t> image = pack(loaded, Codec::kLz4);
+  uint16_t kernel_version = test::get<uint16_t>(image, 0x20E);
+  CHECK(kernel_version == built_in_blobs(Codec::kLz4).setup.size() - 0x200);
+  // One more sector for the string, then padding to a page (the protected-mode part's PE section).
+  CHECK(image[0x1F1] == (built_in_blobs(Codec::kLz4).setup.size() + 512 + 4095) / 4096 * 4096 / 512 - 1);
+  CHECK(std::string(reinterpret_cast<const char*>(image.data() + 0x200 + kernel_version)) ==
+        "6.1.0-test (me@host) #7 SMP Debian 1.2.3");
+  Result<BzImage> read = read_bzimage(image, "out.img");
+  REQUIRE(read.ok());
+  CHECK(version_from_bzimage(image, read->header, read->setup_size) == loaded.version);
+}
+
+TEST_CASE("version strings that are not there or not text are ignored") {
+  CHECK_FALSE(version_from_banner(std::vector<uint8_t>(100, 0)).has_value());
+  const char unbalanced[] = "Linux version 6.1 (me@host (gcc #1\n";
+  CHECK_FALSE(version_from_banner(std::span(reinterpret_cast<const uint8_t*>(unbalanced), sizeof(unbalanced))));
+  std::vector<uint8_t> file(0x1000, 0);
+  boot::SetupHeader header{};
+  header.version = 0x020F;
+  header.kernel_version = 0x0F00;  // past the setup sectors
+  CHECK_FALSE(version_from_bzimage(file, header, 0x800).has_value());
+  header.kernel_version = 0x100;
+  file[0x300] = 0x01;  // not printable
+  CHECK_FALSE(version_from_bzimage(file, header, 0x800).has_value());
+}
