@@ -3,7 +3,8 @@
 #
 # IMAGE is stock (the Debian 6.1 cloud bzImage, itself a signed PE/EFI application: the control) or
 # a kpack codec: raw, gzip, lz4, zstd, xz (packed from that same bzImage by fixture.sh's packed_image,
-# shared with tests/loaders). CELL is one of:
+# shared with tests/loaders), or signed=FILE: a kpack image signed elsewhere (tests/install/hook.sh:
+# the kernel hook's), booted with the signature it carries. CELL is one of:
 #   kernel        QEMU -kernel/-initrd/-append with OVMF: OVMF starts a PE image through
 #                 LoadImage/StartImage (a non-PE one goes to its legacy Linux loader instead, which
 #                 is why the entry is checked, see below); initrd through LoadFile2
@@ -50,6 +51,8 @@ set -euo pipefail
 
 [[ $# -eq 4 ]] || { echo "usage: $0 KPACK_BINARY CELL IMAGE BUILD_DIR" >&2; exit 2; }
 kpack=$1 cell=$2 kind=$3 boot_dir=$4/boot
+signed_image=
+[[ $kind != signed=* ]] || { signed_image=$(realpath "${kind#signed=}"); kind=signed; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 boot_sh=$here/../boot/boot.sh
 out=$boot_dir/efi
@@ -69,6 +72,7 @@ need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 case $kind in
     stock) image=$vmlinuz ;;
     raw|gzip|lz4|zstd|xz) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$boot_dir/loaders") ;;
+    signed) image=$signed_image ;;
     *) echo "efi-boot: unknown image '$kind'" >&2; exit 2 ;;
 esac
 
@@ -323,7 +327,7 @@ case $cell in
         sign "$sdboot" "$work/systemd-bootx64.signed.efi"
         case $cell in
             secureboot)
-                sign "$image" "$work/linux.efi" ;;
+                if [[ $kind == signed ]]; then cp "$image" "$work/linux.efi"; else sign "$image" "$work/linux.efi"; fi ;;
             secureboot.unsigned)
                 # The refusal must be for the missing signature, not for a file that is no PE:
                 # sbsign accepting the image is the proof that it is one.

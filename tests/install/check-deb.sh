@@ -25,6 +25,12 @@ depends=$(field Depends)
 for lib in libc6 libstdc++6 zlib1g libzstd1 liblzma5; do
     names "$depends" | grep -qxF "$lib" || fail "Depends lacks $lib: $depends"
 done
+# The kernel hook signs images under Secure Boot with sbsign/sbverify, and converts DKMS's DER
+# certificate with openssl.
+recommends=$(field Recommends)
+for tool in sbsigntool openssl; do
+    names "$recommends" | grep -qxF "$tool" || fail "Recommends lacks $tool: $recommends"
+done
 built_using=$(field Built-Using)
 for src in zlib lz4 libzstd xz-utils; do
     names "$built_using" | grep -qxF "$src" || fail "Built-Using lacks $src: $built_using"

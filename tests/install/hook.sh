@@ -15,8 +15,17 @@
 #                   stock kernel stays, untouched, and boots (GRUB)
 #   failure         kpack dies part-way (file-size limit): the hook exits non-zero with one line,
 #                   and the stock kernel is in place with no leftovers
-#   secure-boot     firmware says Secure Boot is on: one line, status 0, the stock kernel stays (and
-#                   a kernel packed earlier is put back)
+#   secure-boot     firmware says Secure Boot is on, KPACK_SIGN_KEY/CERT name OVMF's snakeoil key:
+#                   the installed kernel is a kpack image sbverify accepts, the stock copy is kept,
+#                   and it boots to /init under OVMF's Secure Boot through a signed systemd-boot
+#                   (tests/efi/efi-boot.sh's secureboot cell); KPACK_SECURE_BOOT=no packs unsigned
+#   secure-boot.dkms   Secure Boot, no KPACK_SIGN_*, a DKMS machine owner key (DER certificate, as
+#                   DKMS makes it): the kernel, and the kernel-install plugin's copy, are signed
+#                   with it
+#   secure-boot.no-key Secure Boot without any key: one line naming the settings, status 0, the stock
+#                   kernel stays (and a kernel packed earlier is put back)
+#   secure-boot.wrong-cert  a certificate that is not the key's (sbsign refuses), then an sbverify
+#                   that rejects the signed image: the stock kernel stays, or comes back
 #   sync            two installed kernels: `kpack-kernel-hook sync` packs both, GRUB's menu lists the
 #                   same two with the newest as default, and disabling restores both
 #   kernel-install  systemd's kernel-install (layout bls) with 90-loaderentry and 91-kpack: the
@@ -62,7 +71,7 @@ export KPACK_ROOT=$stage KPACK_BIN=$stage/usr/bin/kpack KPACK_HOOK_PROGRAM=$stag
 export KPACK_EFIVARS=$work/efivars
 "$KPACK_BIN" --version
 
-configure() { sed -i "s/^$1=.*/$1=$2/" "$stage/etc/default/kpack"; }
+configure() { sed -i "s|^$1=.*|$1=$2|" "$stage/etc/default/kpack"; }
 
 # Run the hook lines of the kernel's maintainer script SCRIPT (postinst or postrm) with ARGS, as
 # dpkg would, but with /etc/kernel inside the root. Output goes to $log; the status is returned.
@@ -84,6 +93,26 @@ no_leftovers() {
     [[ -z $extra ]] || fail "leftover in /boot: $extra"
 }
 boot() { "$here/../boot/boot.sh" --log "$work/serial.log" "$1" "$initrd"; }
+
+# Secure Boot as efivarfs shows it: 4 bytes of attributes, then the value (1 = on).
+secure_boot_on() {
+    mkdir -p "$KPACK_EFIVARS"
+    printf '\x06\x00\x00\x00\x01' > "$KPACK_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+}
+need() { for t in "$@"; do command -v "$t" > /dev/null || { echo "hook.sh ($case): SKIP: $t not installed" >&2; exit 77; }; done; }
+# new_key PREFIX FORMAT: PREFIX.key and PREFIX.crt (FORMAT PEM or DER), a fresh pair as DKMS makes its own.
+new_key() {
+    mkdir -p "$(dirname "$1")"
+    openssl req -new -x509 -nodes -days 36500 -subj "/CN=kpack hook test" -newkey rsa:2048 \
+        -keyout "$1.key" -outform "$2" -out "$1.crt" 2> /dev/null || fail "openssl could not make a key pair"
+}
+# signed_with FILE CERT: sbverify accepts FILE's signature by PEM certificate CERT.
+signed_with() { sbverify --cert "$2" "$1" > /dev/null 2>&1; }
+unsigned() { ! sbverify --list "$1" 2> /dev/null | grep -q '^signature'; }
+# The line the hook prints when Secure Boot is on and it cannot sign: why (REASON), and what to set.
+unsigned_line() {
+    echo "kpack-kernel-hook: $version: Secure Boot is on and the image cannot be signed ($1): keeping the stock kernel; set KPACK_SIGN_KEY and KPACK_SIGN_CERT in $stage/etc/default/kpack (default: DKMS's /var/lib/dkms/mok.key and /var/lib/dkms/mok.pub)"
+}
 
 # Boot the root's kernel the way its boot menu would: the menu made by Debian's own
 # /etc/grub.d/10_linux (update-grub's kernel lister) with only its kernel glob pointed into the root,
@@ -200,20 +229,112 @@ EOF
         no_leftovers
         ;;
     secure-boot)
+        need sbsign sbverify openssl
+        [[ -r /usr/share/ovmf/PkKek-1-snakeoil.key ]] || { echo "hook.sh ($case): SKIP: OVMF's snakeoil key not installed" >&2; exit 77; }
+        # OVMF's snakeoil key, which its Secure Boot variables enroll in db: the key a real machine's
+        # owner would enroll with mokutil.
+        mkdir -p "$stage/etc/kpack-keys"
+        openssl rsa -in /usr/share/ovmf/PkKek-1-snakeoil.key -passin pass:snakeoil \
+            -out "$stage/etc/kpack-keys/db.key" 2> /dev/null || fail "cannot decrypt OVMF's snakeoil key"
+        cert=$stage/etc/kpack-keys/db.crt
+        cp /usr/share/ovmf/PkKek-1-snakeoil.pem "$cert"
         configure KPACK_HOOK yes
-        mkdir -p "$KPACK_EFIVARS"
-        # efivarfs: 4 bytes of attributes, then the value (1 = Secure Boot on).
-        printf '\x06\x00\x00\x00\x01' > "$KPACK_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+        configure KPACK_SIGN_KEY /etc/kpack-keys/db.key
+        configure KPACK_SIGN_CERT /etc/kpack-keys/db.crt
+        secure_boot_on
         run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
         cat "$log"
-        grep -q "^kpack-kernel-hook: $version: Secure Boot is on and a kpack image cannot be signed" "$log" \
-            || fail "the hook did not say why it kept the stock kernel"
-        same_as_stock || fail "the hook replaced a kernel under Secure Boot"
+        grep -q "^kpack-kernel-hook: $version: packed $image (lz4, [0-9]* bytes, signed with $cert; stock kernel in " "$log" \
+            || fail "the hook did not say it packed and signed the kernel"
+        is_kpack_image "$image" || fail "$image is not a kpack image under Secure Boot with a key"
+        signed_with "$image" "$cert" || fail "sbverify --cert $cert does not accept $image"
+        cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
+        no_leftovers
+        # The signed image through the Secure Boot chain: the firmware checks systemd-boot, which has
+        # the firmware check the kernel; the kernel must report Secure Boot on.
+        "$here/../efi/efi-boot.sh" "$KPACK_BIN" secureboot "signed=$image" "$build"
+        # For a target without Secure Boot the same key is left unused.
+        configure KPACK_SECURE_BOOT no
+        "$KPACK_HOOK_PROGRAM" sync
+        is_kpack_image "$image" || fail "KPACK_SECURE_BOOT=no did not pack $image"
+        unsigned "$image" || fail "KPACK_SECURE_BOOT=no signed $image"
+        ;;
+    secure-boot.dkms)
+        need sbsign sbverify openssl
+        # DKMS's machine owner key: a PEM private key and a DER certificate (what mokutil imports).
+        new_key "$work/mok" DER
+        mkdir -p "$stage/var/lib/dkms"
+        cp "$work/mok.key" "$stage/var/lib/dkms/mok.key"
+        cp "$work/mok.crt" "$stage/var/lib/dkms/mok.pub"
+        openssl x509 -inform DER -in "$work/mok.crt" -out "$work/mok.pem"
+        configure KPACK_HOOK yes
+        secure_boot_on
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
+        cat "$log"
+        is_kpack_image "$image" || fail "$image is not a kpack image with DKMS's key present"
+        signed_with "$image" "$work/mok.pem" || fail "$image is not signed with DKMS's key"
+        cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
+        # The kernel-install plugin's command signs its copy of a stock kernel the same way.
+        cp "$work/stock" "$work/entry-linux"
+        "$KPACK_HOOK_PROGRAM" entry "$version" "$work/entry-linux" "$work/stock"
+        is_kpack_image "$work/entry-linux" || fail "the entry command did not pack its copy"
+        signed_with "$work/entry-linux" "$work/mok.pem" || fail "the entry command did not sign its copy with DKMS's key"
+        no_leftovers
+        ;;
+    secure-boot.no-key)
+        configure KPACK_HOOK yes
+        secure_boot_on
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
+        cat "$log"
+        [[ $(grep -c '^kpack-kernel-hook:' "$log") -eq 1 ]] || fail "expected one kpack-kernel-hook line"
+        grep -qxF "$(unsigned_line "no key configured, no DKMS key")" "$log" \
+            || fail "the hook did not say why it kept the stock kernel and which settings sign it"
+        same_as_stock || fail "the hook replaced a kernel under Secure Boot without a key"
+        [[ ! -e $stage/boot/kpack ]] || fail "the hook left /boot/kpack without packing"
+        # Half a key pair is no key either.
+        configure KPACK_SIGN_KEY /etc/kpack-keys/db.key
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        grep -qxF "$(unsigned_line "KPACK_SIGN_KEY without KPACK_SIGN_CERT")" "$log" || { cat "$log" >&2; fail "half a key pair: wrong line"; }
+        same_as_stock || fail "the hook replaced a kernel with half a key pair"
         # A kernel packed while Secure Boot was off gets its signed stock kernel back.
+        configure KPACK_SIGN_KEY ''
         KPACK_EFIVARS=$work/no-efivars "$KPACK_HOOK_PROGRAM" install "$version"
         is_kpack_image "$image" || fail "could not pack with Secure Boot off"
         "$KPACK_HOOK_PROGRAM" sync
         same_as_stock || fail "turning Secure Boot on did not bring the stock kernel back"
+        [[ ! -e $stage/boot/kpack ]] || fail "/boot/kpack remains after restoring the kernel"
+        ;;
+    secure-boot.wrong-cert)
+        need sbsign sbverify openssl
+        new_key "$stage/etc/kpack-keys/one" PEM
+        new_key "$stage/etc/kpack-keys/other" PEM
+        configure KPACK_HOOK yes
+        configure KPACK_SIGN_KEY /etc/kpack-keys/one.key
+        configure KPACK_SIGN_CERT /etc/kpack-keys/other.crt
+        secure_boot_on
+        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
+        cat "$log"
+        # sbsign's words; their capital letter varies between its code paths.
+        grep -qixF "$(unsigned_line "sbsign: error in key/certificate chain")" "$log" \
+            || fail "the hook did not say that sbsign refused the key pair"
+        same_as_stock || fail "the hook replaced a kernel although the certificate is not the key's"
+        [[ ! -e $stage/boot/kpack ]] || fail "a failed signature left /boot/kpack behind"
+        no_leftovers
+        # The right pair signs; then an sbverify that rejects the signed image (as it would a
+        # signature sbsign got wrong) puts the stock kernel back at the next sync.
+        configure KPACK_SIGN_CERT /etc/kpack-keys/one.crt
+        "$KPACK_HOOK_PROGRAM" sync
+        signed_with "$image" "$stage/etc/kpack-keys/one.crt" || fail "the matching pair did not sign $image"
+        mkdir -p "$work/bin"
+        printf '#!/bin/sh\necho "Signature verification failed"\nexit 1\n' > "$work/bin/sbverify"
+        chmod +x "$work/bin/sbverify"
+        PATH=$work/bin:$PATH "$KPACK_HOOK_PROGRAM" sync 2> "$log" || { cat "$log" >&2; fail "sync failed when sbverify rejected the image"; }
+        cat "$log"
+        grep -qxF "$(unsigned_line "sbverify --cert $stage/etc/kpack-keys/one.crt: Signature verification failed")" "$log" \
+            || fail "the hook did not say that sbverify rejected the signed image"
+        same_as_stock || fail "a rejected signature did not bring the stock kernel back"
+        [[ ! -e $stage/boot/kpack ]] || fail "/boot/kpack remains after restoring the kernel"
+        no_leftovers
         ;;
     kernel-install)
         configure KPACK_HOOK yes
