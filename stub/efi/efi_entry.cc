@@ -12,6 +12,7 @@
 #include "stub/efi/efi_boot.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
+#include "stub/engine/utf16_command_line.h"
 
 extern "C" {
 // entry64.S: the 64-bit boot protocol's state, then the kernel.
@@ -56,17 +57,14 @@ Status report(const Firmware& fw, StubStatus status) {
   return kLoadError;
 }
 
-// LoadOptions is UCS-2 text; characters past ASCII become '?'.
+// LoadOptions is UTF-16 text; the kernel gets it as UTF-8 within its COMMAND_LINE_SIZE (the
+// header's cmdline_size, plus the NUL).
 Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::BootParams* params) {
-  uint32_t limit = params->hdr.cmdline_size;
-  uint64_t address = allocate_pages(fw, uint64_t{limit} + 1, kBelow4G);
+  uint32_t limit = params->hdr.cmdline_size + 1;
+  uint64_t address = allocate_pages(fw, limit, kBelow4G);
   if (!address) return kOutOfResources;
-  char* out = reinterpret_cast<char*>(address);
   const auto* text = static_cast<const char16_t*>(image.load_options);
-  uint64_t chars = text ? image.load_options_size / 2 : 0, n = 0;
-  for (uint64_t i = 0; i < chars && n < limit && text[i]; ++i)
-    out[n++] = text[i] < 0x80 ? static_cast<char>(text[i]) : '?';
-  out[n] = 0;
+  utf16_command_line_to_utf8(text, image.load_options_size / 2, reinterpret_cast<char*>(address), limit);
   params->hdr.cmd_line_ptr = static_cast<uint32_t>(address);
   params->ext_cmd_line_ptr = static_cast<uint32_t>(address >> 32);
   return kSuccess;
