@@ -37,13 +37,15 @@ Status load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
   void* interface = nullptr;
   Status status = fw.boot->handle_protocol(handle, &kLoadFile2Protocol, &interface);
   if (failed(status)) return status;
+  // LoadFile2 takes the path past its handle's (here the end node), as the Linux stub passes it:
+  // OVMF's QEMU loader answers the whole path with EFI_NOT_FOUND.
   auto* load_file = static_cast<LoadFile2*>(interface);
   uint64_t size = 0;
-  status = load_file->load_file(load_file, &path, false, &size, nullptr);
+  status = load_file->load_file(load_file, remaining, false, &size, nullptr);
   if (status != kBufferTooSmall) return failed(status) ? status : kNotFound;  // an empty initrd is none
   uint64_t address = allocate_initrd(fw, *params, size);
   if (!address) return kOutOfResources;
-  status = load_file->load_file(load_file, &path, false, &size, reinterpret_cast<void*>(address));
+  status = load_file->load_file(load_file, remaining, false, &size, reinterpret_cast<void*>(address));
   if (failed(status)) {
     fw.boot->free_pages(address, (size + 4095) / 4096);
     return status;
