@@ -10,6 +10,7 @@
 #include "stub/engine/boot_environment.h"
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
+#include "stub/efi/efi_tpm.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
 #include "stub/engine/utf16_command_line.h"
@@ -58,8 +59,11 @@ Status report(const Firmware& fw, StubStatus status) {
 }
 
 // LoadOptions is UTF-16 text; the kernel gets it as UTF-8 within its COMMAND_LINE_SIZE (the
-// header's cmdline_size, plus the NUL).
+// header's cmdline_size, plus the NUL). PCR 9 gets the UTF-16 bytes, as the Linux stub measures them.
 Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::BootParams* params) {
+  if (image.load_options_size)
+    measure_into_pcr9(fw, reinterpret_cast<uint64_t>(image.load_options), image.load_options_size,
+                      MeasuredData::kLoadOptions);
   uint32_t limit = params->hdr.cmdline_size + 1;
   uint64_t address = allocate_pages(fw, limit, kBelow4G);
   if (!address) return kOutOfResources;
@@ -163,6 +167,7 @@ Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
   if (debug) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);
   params->secure_boot = secure_boot_mode(fw);
+  install_tpm_event_log(fw);
 
   // The kernel's place: free memory as the firmware sees it now, claimed as the engine writes.
   MemoryMap now;
