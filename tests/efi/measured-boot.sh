@@ -7,6 +7,8 @@
 #              LoadOptions and the initrd, equal to stock's and not zero; the firmware's event log
 #              exposed by the kernel (binary_bios_measurements) in both, with the same EV_EVENT_TAG
 #              entries (PCR, digests, tag and description) in the same order
+#   tpm-systemd-boot  the same through systemd-boot from an ESP (a Boot Loader Specification entry):
+#              the image started through LoadImage, the initrd through systemd-boot's LoadFile2
 #   utf8       -append with non-ASCII text ("été", which OVMF widens byte by byte into UTF-16):
 #              /proc/cmdline byte-identical to stock's
 # kpack.debug is on both command lines (the stock kernel ignores it), so the kpack boot can be
@@ -29,9 +31,15 @@ die() { echo "measured-boot: FAIL: $*" >&2; exit 1; }
 
 ovmf=/usr/share/qemu/OVMF.fd
 [[ -r $ovmf ]] || skip "$ovmf not installed"
+sdboot=/usr/lib/systemd/boot/efi/systemd-bootx64.efi
 case $check in
-    tpm) command -v swtpm >/dev/null || skip "swtpm not installed"
-         append="kpack.debug kpack.measured" ;;
+    tpm|tpm-systemd-boot)
+        command -v swtpm >/dev/null || skip "swtpm not installed"
+        append="kpack.debug kpack.measured"
+        if [[ $check == tpm-systemd-boot ]]; then
+            [[ -r $sdboot ]] || skip "$sdboot not installed"
+            for t in mkfs.vfat mmd mcopy; do command -v $t >/dev/null || skip "$t not installed"; done
+        fi ;;
     utf8) append="kpack.debug kpack.cmdlinehex kpack.probe=été" ;;
     *) echo "measured-boot: unknown check '$check'" >&2; exit 2 ;;
 esac
@@ -62,14 +70,34 @@ start_tpm() {
               -device tpm-tis,tpmdev=tpm0)
 }
 
+# esp WHO IMAGE: a FAT32 ESP (no partition table: OVMF takes the whole disk) with systemd-boot as
+# the default boot program and one entry for IMAGE, $work/esp-WHO.img: booted from there instead of
+# QEMU -kernel ($boot_options, $disk_args).
+esp() {
+    local img=$work/esp-$1.img
+    printf 'timeout 0\ndefault kpack.conf\n' > "$work/loader.conf"
+    printf 'title kpack\nlinux /linux.efi\ninitrd /initrd.img\noptions console=ttyS0 panic=-1 %s\n' "$append" \
+        > "$work/kpack.conf"
+    mkfs.vfat -C -F 32 -n KPACKESP "$img" $(( ($(stat -c %s "$2") / 1048576 + 48) * 1024 )) >/dev/null
+    mmd -i "$img" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries
+    mcopy -i "$img" "$sdboot" ::/EFI/BOOT/BOOTX64.EFI
+    mcopy -i "$img" "$2" ::/linux.efi
+    mcopy -i "$img" "$initrd" ::/initrd.img
+    mcopy -i "$img" "$work/loader.conf" ::/loader/loader.conf
+    mcopy -i "$img" "$work/kpack.conf" ::/loader/entries/kpack.conf
+    boot_options=(--no-kernel) disk_args=(-drive "file=$img,format=raw,if=virtio")
+}
+
 # boot WHO IMAGE: one OVMF boot, its serial log (what /init reported) into $log.
 boot() {
     local who=$1 img=$2
     log=$out/$check-$kind.$who.serial.log
-    tpm_args=()
-    [[ $check != tpm ]] || start_tpm "$who"
-    KPACK_APPEND=$append "$boot_sh" --timeout "${KPACK_EFI_TIMEOUT:-120}" --log "$log" "$img" "$initrd" \
-        -bios "$ovmf" "${tpm_args[@]}" >&2 || die "the $who image did not reach /init; see $log"
+    tpm_args=() boot_options=() disk_args=()
+    [[ $check != tpm* ]] || start_tpm "$who"
+    [[ $check != tpm-systemd-boot ]] || esp "$who" "$img"
+    KPACK_APPEND=$append "$boot_sh" --timeout "${KPACK_EFI_TIMEOUT:-120}" --log "$log" "${boot_options[@]}" \
+        "$img" "$initrd" -bios "$ovmf" "${tpm_args[@]}" "${disk_args[@]}" >&2 \
+        || die "the $who image did not reach /init; see $log"
     if [[ -n $tpm_pid ]]; then kill "$tpm_pid" 2>/dev/null || true; wait "$tpm_pid" 2>/dev/null || true; tpm_pid=; fi
 }
 reported() { grep -aoE "^$1[^[:cntrl:]]*" "$2" || true; }
@@ -79,7 +107,7 @@ boot "$kind" "$image"; kpack_log=$log
 grep -aqE $'kpack: efi entry\r?$' "$kpack_log" || die "the kpack image did not run through its EFI entry; see $kpack_log"
 
 case $check in
-    tpm)
+    tpm|tpm-systemd-boot)
         stock_pcr=$(reported KPACK_PCR9= "$stock_log") kpack_pcr=$(reported KPACK_PCR9= "$kpack_log")
         [[ $stock_pcr =~ ^KPACK_PCR9=[0-9A-F]{64}$ ]] || die "no PCR 9 from the stock kernel ('$stock_pcr'); see $stock_log"
         [[ ! $stock_pcr =~ ^KPACK_PCR9=0+$ ]] || die "the stock kernel's PCR 9 is zero: nothing was measured; see $stock_log"
