@@ -94,7 +94,8 @@ void measure_into_pcr9(const Firmware& fw, uint64_t address, uint64_t size, Meas
   if (!tcg2) return;
   bool initrd = what == MeasuredData::kInitrd;
   const char* description = initrd ? kInitrd : kLoadOptions;
-  TaggedEvent tag{initrd ? kInitrdTag : kLoadOptionsTag, initrd ? uint32_t{sizeof(kInitrd)} : uint32_t{sizeof(kLoadOptions)}};
+  uint32_t description_size = initrd ? sizeof(kInitrd) : sizeof(kLoadOptions);  // NUL included, as in Linux
+  TaggedEvent tag{initrd ? kInitrdTag : kLoadOptionsTag, description_size};
 
   // EFI_TCG2_EVENT, the tag, its description: one packed run of bytes.
   uint8_t event[sizeof(Tcg2Event) + sizeof(TaggedEvent) + sizeof(kLoadOptions)];

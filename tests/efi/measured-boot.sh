@@ -118,8 +118,9 @@ case $check in
         (( $(wc -l <<< "$stock_tags") >= 2 )) || die "the stock log has fewer than 2 EV_EVENT_TAG entries; see $stock_log"
         [[ $kpack_tags == "$stock_tags" ]] \
             || die "EV_EVENT_TAG entries differ: $(diff <(echo "$stock_tags") <(echo "$kpack_tags") | head -20)"
+        stock_bytes=$(reported 'KPACK_EVENT_LOG bytes=' "$stock_log")
         echo "measured-boot: PCR 9 ${kpack_pcr#*=} as stock's; event log ${kpack_bytes#*=} bytes" \
-             "(stock $(reported 'KPACK_EVENT_LOG bytes=' "$stock_log" | cut -d= -f2)), $(wc -l <<< "$kpack_tags") EV_EVENT_TAG entries as stock's" ;;
+             "(stock ${stock_bytes#*=}), $(wc -l <<< "$kpack_tags") EV_EVENT_TAG entries as stock's" ;;
     utf8)
         stock_line=$(reported KPACK_CMDLINE_HEX= "$stock_log") kpack_line=$(reported KPACK_CMDLINE_HEX= "$kpack_log")
         [[ $stock_line =~ ^KPACK_CMDLINE_HEX=[0-9a-f]+$ ]] || die "no command line from the stock kernel; see $stock_log"
