@@ -13,6 +13,7 @@ pkgs=(
     xorriso mtools isolinux syslinux-common            #   ISOs: grub-mkrescue, ISOLINUX
     kexec-tools busybox-static                         #   kexec from a first-stage initramfs
     systemd-boot-efi sbsigntool dosfstools openssl     # EFI paths (tests/efi): systemd-boot, UKI stub, Secure Boot signing, ESPs
+    swtpm swtpm-tools                                  # measured boot (tests/efi): a software TPM 2.0 for OVMF
     lz4 zstd xz-utils                                  # reference (de)compressors for tests
     clang libclang-rt-14-dev                           # libFuzzer targets (the runtime is only a Recommends)
     python3                                            # bad-input tests: malformed ELF generator

@@ -38,6 +38,11 @@ inline constexpr Guid kFileInfo = {0x09576E92, 0x6D3F, 0x11D2, {0x8E, 0x39, 0x00
 inline constexpr Guid kGlobalVariable = {0x8BE4DF61, 0x93CA, 0x11D2, {0xAA, 0x0D, 0x00, 0xE0, 0x98, 0x03, 0x2B, 0x8C}};
 // The vendor media device path Linux loaders install their LoadFile2 initrd on.
 inline constexpr Guid kLinuxInitrdMedia = {0x5568E427, 0x68FC, 0x4F3D, {0xAC, 0x74, 0xCA, 0x55, 0x52, 0x31, 0xCC, 0x68}};
+// Measured boot: the TPM's protocol, its final events table, and the table the kernel reads the
+// event log from (Linux's LINUX_EFI_TPM_EVENT_LOG_GUID).
+inline constexpr Guid kTcg2Protocol = {0x607F766C, 0x7455, 0x42BE, {0x93, 0x0B, 0xE4, 0xD7, 0x6D, 0xB2, 0x72, 0x0F}};
+inline constexpr Guid kTcg2FinalEventsTable = {0x1E2ED096, 0x30E2, 0x4254, {0xBD, 0x89, 0x86, 0x3B, 0xBE, 0xF8, 0x23, 0x25}};
+inline constexpr Guid kLinuxTpmEventLog = {0xB7799CB0, 0xECA2, 0x4943, {0x96, 0x67, 0x1F, 0xAE, 0x07, 0xB7, 0x47, 0xFA}};
 
 struct TableHeader {
   uint64_t signature;
@@ -92,7 +97,7 @@ struct BootServices {
   void* register_protocol_notify;
   void* locate_handle;
   Status(KPACK_EFIAPI* locate_device_path)(const Guid* protocol, void** device_path, Handle* device);
-  void* install_configuration_table;
+  Status(KPACK_EFIAPI* install_configuration_table)(const Guid* guid, void* table);
   void* load_image;
   void* start_image;
   void* exit;
@@ -112,6 +117,7 @@ struct BootServices {
 };
 static_assert(offsetof(BootServices, allocate_pages) == 0x28);
 static_assert(offsetof(BootServices, handle_protocol) == 0x98);
+static_assert(offsetof(BootServices, install_configuration_table) == 0xC0);
 static_assert(offsetof(BootServices, exit_boot_services) == 0xE8);
 static_assert(offsetof(BootServices, locate_protocol) == 0x140);
 
@@ -128,6 +134,11 @@ struct RuntimeServices {
 };
 static_assert(offsetof(RuntimeServices, get_variable) == 0x48);
 
+struct ConfigurationTable {
+  Guid vendor_guid;
+  void* vendor_table;
+};
+
 struct SystemTable {
   TableHeader header;
   char16_t* firmware_vendor;
@@ -141,10 +152,11 @@ struct SystemTable {
   RuntimeServices* runtime_services;
   BootServices* boot_services;
   uint64_t number_of_table_entries;
-  void* configuration_table;
+  ConfigurationTable* configuration_table;
 };
 static_assert(offsetof(SystemTable, con_out) == 0x40);
 static_assert(offsetof(SystemTable, boot_services) == 0x60);
+static_assert(offsetof(SystemTable, configuration_table) == 0x70);
 
 struct LoadedImage {
   uint32_t revision;

@@ -10,8 +10,10 @@
 #include "stub/engine/boot_environment.h"
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
+#include "stub/efi/efi_tpm.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
+#include "stub/engine/utf16_command_line.h"
 
 extern "C" {
 // entry64.S: the 64-bit boot protocol's state, then the kernel.
@@ -56,17 +58,17 @@ Status report(const Firmware& fw, StubStatus status) {
   return kLoadError;
 }
 
-// LoadOptions is UCS-2 text; characters past ASCII become '?'.
+// LoadOptions is UTF-16 text; the kernel gets it as UTF-8 within its COMMAND_LINE_SIZE (the
+// header's cmdline_size, plus the NUL). PCR 9 gets the UTF-16 bytes, as the Linux stub measures them.
 Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::BootParams* params) {
-  uint32_t limit = params->hdr.cmdline_size;
-  uint64_t address = allocate_pages(fw, uint64_t{limit} + 1, kBelow4G);
+  if (image.load_options_size)
+    measure_into_pcr9(fw, reinterpret_cast<uint64_t>(image.load_options), image.load_options_size,
+                      MeasuredData::kLoadOptions);
+  uint32_t limit = params->hdr.cmdline_size + 1;
+  uint64_t address = allocate_pages(fw, limit, kBelow4G);
   if (!address) return kOutOfResources;
-  char* out = reinterpret_cast<char*>(address);
   const auto* text = static_cast<const char16_t*>(image.load_options);
-  uint64_t chars = text ? image.load_options_size / 2 : 0, n = 0;
-  for (uint64_t i = 0; i < chars && n < limit && text[i]; ++i)
-    out[n++] = text[i] < 0x80 ? static_cast<char>(text[i]) : '?';
-  out[n] = 0;
+  utf16_command_line_to_utf8(text, image.load_options_size / 2, reinterpret_cast<char*>(address), limit);
   params->hdr.cmd_line_ptr = static_cast<uint32_t>(address);
   params->ext_cmd_line_ptr = static_cast<uint32_t>(address >> 32);
   return kSuccess;
@@ -165,6 +167,7 @@ Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
   if (debug) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);
   params->secure_boot = secure_boot_mode(fw);
+  install_tpm_event_log(fw);
 
   // The kernel's place: free memory as the firmware sees it now, claimed as the engine writes.
   MemoryMap now;

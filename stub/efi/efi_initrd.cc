@@ -3,6 +3,7 @@
 // under OVMF install one), else the command line's initrd= paths, read from the volume the image
 // was loaded from and concatenated in order.
 #include "stub/efi/efi_boot.h"
+#include "stub/efi/efi_tpm.h"
 
 namespace kpack::efi {
 namespace {
@@ -37,18 +38,22 @@ Status load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
   void* interface = nullptr;
   Status status = fw.boot->handle_protocol(handle, &kLoadFile2Protocol, &interface);
   if (failed(status)) return status;
+  // LoadFile2 takes the path past its handle's (here the end node), as the Linux stub passes it:
+  // OVMF's QEMU loader answers the whole path with EFI_NOT_FOUND.
   auto* load_file = static_cast<LoadFile2*>(interface);
   uint64_t size = 0;
-  status = load_file->load_file(load_file, &path, false, &size, nullptr);
+  status = load_file->load_file(load_file, remaining, false, &size, nullptr);
   if (status != kBufferTooSmall) return failed(status) ? status : kNotFound;  // an empty initrd is none
   uint64_t address = allocate_initrd(fw, *params, size);
   if (!address) return kOutOfResources;
-  status = load_file->load_file(load_file, &path, false, &size, reinterpret_cast<void*>(address));
+  status = load_file->load_file(load_file, remaining, false, &size, reinterpret_cast<void*>(address));
   if (failed(status)) {
     fw.boot->free_pages(address, (size + 4095) / 4096);
     return status;
   }
   set_ramdisk(params, address, size);
+  // Only this path is measured: 6.1's stub leaves an initrd= one out of PCR 9.
+  if (size) measure_into_pcr9(fw, address, size, MeasuredData::kInitrd);
   return kSuccess;
 }
 

@@ -28,6 +28,12 @@
  *                       (raw_data and mbr_signature as they are, raw_data in hex)
  * For the SMP tests (tests/smp):
  *   kpack.cpuonline   KPACK_CPU_ONLINE <first line of /sys/devices/system/cpu/online> (e.g. 0-3)
+ * For the measured-boot tests (tests/efi/measured-boot.sh):
+ *   kpack.cmdlinehex  KPACK_CMDLINE_HEX=<every byte of /proc/cmdline in hex> (non-ASCII intact)
+ *   kpack.measured    KPACK_PCR9=<the TPM's /sys/class/tpm/tpm0/pcr-sha256/9, or <unreadable>>
+ *                     KPACK_EVENT_LOG bytes=<size of the firmware's event log the kernel exposes, -1: none>
+ *                     and per EV_EVENT_TAG entry of that (crypto-agile) log, in order:
+ *                       KPACK_EVENT_TAG pcr=N digests=<alg:hex,...> data=<hex>
  * If the initramfs holds /edd.ko (the CONFIG_EDD=m kernels' module, tests/setup16/make-initramfs-edd.sh)
  * it is loaded first, so /sys/firmware/edd exists.
  */
@@ -224,6 +230,52 @@ static void emit_screen(void)
         free(names);
 }
 
+static uint32_t le32(const unsigned char *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* The TCG2 (crypto-agile) event log: a SHA-1-format first event whose data, the Spec ID event,
+ * gives each digest algorithm's size; then TCG_PCR_EVENT2 entries. Prints the EV_EVENT_TAG ones. */
+static void emit_event_log(void)
+{
+    static unsigned char log[256 * 1024];
+    ssize_t n = read_file("/sys/kernel/security/tpm0/binary_bios_measurements", log, sizeof log);
+    emit("KPACK_EVENT_LOG bytes=%zd\n", n);
+    if (n < 32 + 28 || memcmp(log + 32, "Spec ID Event03", 16) != 0)
+        return;
+    const unsigned char *spec = log + 32, *end = log + n;
+    uint32_t algorithms = le32(spec + 24);
+    const unsigned char *at = log + 32 + le32(log + 28);
+    while (at + 12 <= end) {
+        uint32_t pcr = le32(at), type = le32(at + 4), count = le32(at + 8);
+        char digests[1024] = "";
+        size_t used = 0;
+        at += 12;
+        for (uint32_t i = 0; i < count && at + 2 <= end; i++) {
+            uint16_t alg = le16(at), size = 0;
+            for (uint32_t j = 0; j < algorithms; j++)
+                if (le16(spec + 28 + 4 * j) == alg)
+                    size = le16(spec + 28 + 4 * j + 2);
+            used += snprintf(digests + used, sizeof digests - used, "%s%04x:", i ? "," : "", alg);
+            for (uint16_t k = 0; k < size && at + 2 + k < end && used < sizeof digests; k++)
+                used += snprintf(digests + used, sizeof digests - used, "%02x", at[2 + k]);
+            at += 2 + size;
+        }
+        if (at + 4 > end)
+            return;
+        uint32_t data_size = le32(at);
+        const unsigned char *data = at + 4;
+        at = data + data_size;
+        if (at > end)
+            return;
+        if (type != 6) /* EV_EVENT_TAG */
+            continue;
+        emit("KPACK_EVENT_TAG pcr=%u digests=%s data=", pcr, digests);
+        for (uint32_t k = 0; k < data_size; k++)
+            emit("%02x", data[k]);
+        emit("\n");
+    }
+}
+
 static void write_text(const char *path, const char *text)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -267,8 +319,16 @@ int main(void)
     int want_params = strstr(cmdline, "kpack.bootparams") != NULL;
     int want_screen = strstr(cmdline, "kpack.screen") != NULL;
     int want_cpus = strstr(cmdline, "kpack.cpuonline") != NULL;
-    if (want_params || want_screen || want_cpus)
+    int want_measured = strstr(cmdline, "kpack.measured") != NULL;
+    if (want_params || want_screen || want_cpus || want_measured)
         (void)mount("sysfs", "/sys", "sysfs", 0, NULL);
+    if (strstr(cmdline, "kpack.cmdlinehex"))
+        emit_file("KPACK_CMDLINE_HEX", "/proc/cmdline", 1);
+    if (want_measured) {
+        (void)mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL);
+        emit_file("KPACK_PCR9", "/sys/class/tpm/tpm0/pcr-sha256/9", 0);
+        emit_event_log();
+    }
     if (want_cpus) {
         char online[64];
         find_line("/sys/devices/system/cpu/online", "", online, sizeof online);
