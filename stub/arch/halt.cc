@@ -4,10 +4,6 @@
 
 namespace kpack {
 
-[[noreturn]] void halt() {
-  for (;;) asm volatile("cli; hlt");
-}
-
 void print_status(const char* prefix, StubStatus status) {
   serial::write(prefix);
   serial::write(status.message ? status.message : "unknown error");

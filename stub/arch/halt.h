@@ -2,11 +2,10 @@
 // never entered after it. Safe before self-relocation (entry64.S checks the record that early).
 #pragma once
 
+#include "stub/arch/cpu.h"
 #include "stub/engine/status.h"
 
 namespace kpack {
-
-[[noreturn]] void halt();
 
 // Prints "PREFIX MESSAGE (A, B)" and a newline: an error the boot goes on after.
 void print_status(const char* prefix, StubStatus status);

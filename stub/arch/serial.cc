@@ -1,17 +1,12 @@
 #include "stub/arch/serial.h"
 
+#include "stub/arch/cpu.h"
+
 namespace kpack::serial {
 namespace {
 
 constexpr uint16_t kCom1 = 0x3F8;
 constexpr uint8_t kLineStatusThrEmpty = 0x20;
-
-void outb(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" : : "a"(value), "Nd"(port)); }
-uint8_t inb(uint16_t port) {
-  uint8_t value;
-  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-  return value;
-}
 
 bool initialized = false;
 

@@ -10,6 +10,7 @@
 #include "stub/engine/boot_environment.h"
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
+#include "stub/arch/cpu.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
 
@@ -32,8 +33,7 @@ constexpr uint8_t kLoaderTypeEfiStub = 0x21;  // what the Linux EFI stub writes 
 // codec libraries' stack-protector canary (the firmware does not use %fs).
 void prepare_stub() {
   apply_relocations(startup_32);
-  uint64_t tls = reinterpret_cast<uint64_t>(stub_tls);
-  asm volatile("wrmsr" : : "c"(0xC0000100), "a"(static_cast<uint32_t>(tls)), "d"(static_cast<uint32_t>(tls >> 32)));
+  set_fs_base(stub_tls);
 }
 
 Status report(const Firmware& fw, const char* message, Status status) {
@@ -232,5 +232,5 @@ void efi_handover_entry(Handle image, SystemTable* system, kpack::boot::BootPara
   // The handover protocol has no return: end the calling image, as the Linux EFI stub does.
   using ExitFunction = Status(KPACK_EFIAPI*)(Handle, Status, uint64_t, void*);
   reinterpret_cast<ExitFunction>(fw.boot->exit)(image, status, 0, nullptr);
-  for (;;) asm volatile("hlt");
+  kpack::halt();
 }

@@ -1,5 +1,6 @@
 // Text output of the 16-bit setup: the BIOS teletype for the screen, and COM1 (stub/arch/serial.cc,
 // the very code the 64-bit stub prints with) for errors, so a headless machine says why it stopped.
+#include "stub/arch/cpu.h"
 #include "stub/setup16/bios.h"
 #include "stub/arch/serial.h"
 #include "stub/setup16/setup16.h"
@@ -36,7 +37,7 @@ void fail(const char* message) {
     screen_write(part);
     serial::write(part);
   }
-  for (;;) asm volatile("cli; hlt");
+  halt();
 }
 
 }  // namespace kpack::setup16

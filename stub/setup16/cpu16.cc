@@ -1,5 +1,6 @@
 // The CPU check: the features an x86-64 kernel cannot start without (the kernel's
 // required-features.h for CONFIG_X86_64), tested before anything else runs.
+#include "stub/arch/cpu.h"
 #include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
@@ -21,15 +22,6 @@ bool has_cpuid() {
       "popfl"
       : "=&r"(before), "=&r"(after));
   return (before ^ after) & 0x200000;
-}
-
-struct CpuidResult {
-  uint32_t eax, ebx, ecx, edx;
-};
-CpuidResult cpuid(uint32_t leaf) {
-  CpuidResult r;
-  asm volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(0));
-  return r;
 }
 
 struct Feature {
