@@ -1,13 +1,24 @@
-// The stub's one view of the x86 CPU: its instructions as inline functions. Every mode includes it (the 64-bit stub, the 16-bit setup built
+// The stub's one view of the x86 CPU: instructions as inline functions, and the control-register,
+// EFER and MSR bits by name. Every mode includes it (the 64-bit stub, the 16-bit setup built
 // -m16 -march=i386, the engine, which the host builds too), so it holds inline asm only; an
-// instruction a mode never calls is never emitted for it.
+// instruction a mode never calls is never emitted for it. gen_asm_offsets.cc prints the bit names
+// for the assembly.
 #pragma once
 
 #include <stdint.h>
 
 namespace kpack {
 
+// Control register and EFER bits (Intel SDM vol. 3, 2.5 and 2.2.1).
+inline constexpr uint32_t kCr0Pe = 1u << 0, kCr0Mp = 1u << 1, kCr0Em = 1u << 2, kCr0Et = 1u << 4,
+                          kCr0Ne = 1u << 5, kCr0Pg = 1u << 31;
+inline constexpr uint32_t kCr4Pae = 1u << 5, kCr4Osfxsr = 1u << 9, kCr4Osxmmexcpt = 1u << 10,
+                          kCr4Osxsave = 1u << 18;
+inline constexpr uint32_t kEferLme = 1u << 8, kEferNxe = 1u << 11;
+inline constexpr uint32_t kEflagsId = 1u << 21;  // writable only where CPUID exists
+
 // Model-specific registers.
+inline constexpr uint32_t kMsrEfer = 0xC0000080;
 inline constexpr uint32_t kMsrFsBase = 0xC0000100;
 
 struct CpuidResult {

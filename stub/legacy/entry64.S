@@ -15,11 +15,11 @@ startup_64:
 	// SSE, so the codec libraries run their normal code: CR0.EM off, CR0.MP on, CR4.OSFXSR and
 	// CR4.OSXMMEXCPT on. First, since the compiler may use SSE in any C++ function.
 	movq	%cr0, %rax
-	andq	$~4, %rax
-	orq	$2, %rax
+	andq	$~CR0_EM, %rax
+	orq	$CR0_MP, %rax
 	movq	%rax, %cr0
 	movq	%cr4, %rax
-	orq	$0x600, %rax
+	orq	$(CR4_OSFXSR | CR4_OSXMMEXCPT), %rax
 	movq	%rax, %cr4
 
 	// Nothing may use the packer's record before it is checked: a bad one prints an error on
@@ -47,7 +47,7 @@ startup_64:
 	leaq	stub_tls(%rip), %rax
 	movq	%rax, %rdx
 	shrq	$32, %rdx
-	movl	$0xC0000100, %ecx		// IA32_FS_BASE
+	movl	$MSR_FS_BASE, %ecx
 	wrmsr
 
 	// We are linked at 0 as a PIE: fix our absolute pointers for where we run.

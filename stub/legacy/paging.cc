@@ -14,12 +14,12 @@ constexpr uint64_t kGiB = 1ull << 30;
 constexpr uint64_t kLowGiBs = kpack::kIdentityMappedGiBs;
 using kpack::kMaxHighPdpts;
 using kpack::kMaxWindows;
-constexpr uint64_t kPresentWritable = 0x3;
-constexpr uint64_t kLargePage = 0x80;
+using kpack::kPageLarge;
+using kpack::kPagePresentWritable;
 constexpr uint64_t kAddressMask = 0x000FFFFFFFFFF000ull;
 
 void fill_pd(uint64_t* pd, uint64_t base) {
-  for (uint64_t i = 0; i < 512; ++i) pd[i] = (base + (i << 21)) | kPresentWritable | kLargePage;
+  for (uint64_t i = 0; i < 512; ++i) pd[i] = (base + (i << 21)) | kPagePresentWritable | kPageLarge;
 }
 
 // Maps the 1 GiB window holding `address`; false when the pool is exhausted.
@@ -39,11 +39,11 @@ bool map_window(PageTables* t, uint64_t address) {
     if (t->high_pdpts == kMaxHighPdpts) return false;
     pdpt = t->high_pdpt[t->high_pdpts++];
     for (uint64_t i = 0; i < 512; ++i) pdpt[i] = 0;
-    t->pml4[pml4_index] = reinterpret_cast<uint64_t>(pdpt) | kPresentWritable;
+    t->pml4[pml4_index] = reinterpret_cast<uint64_t>(pdpt) | kPagePresentWritable;
   }
   uint64_t* pd = t->window_pd[t->windows];
   fill_pd(pd, base);
-  pdpt[pdpt_index] = reinterpret_cast<uint64_t>(pd) | kPresentWritable;
+  pdpt[pdpt_index] = reinterpret_cast<uint64_t>(pd) | kPagePresentWritable;
   t->window_base[t->windows++] = base;
   return true;
 }
@@ -73,9 +73,9 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
   // low 4 GiB stay mapped at every step.
   for (uint64_t gib = 0; gib < kLowGiBs; ++gib) fill_pd(tables->pd[gib], gib * kGiB);
   for (uint64_t i = 0; i < 512; ++i)
-    tables->pdpt[i] = i < kLowGiBs ? reinterpret_cast<uint64_t>(tables->pd[i]) | kPresentWritable : 0;
+    tables->pdpt[i] = i < kLowGiBs ? reinterpret_cast<uint64_t>(tables->pd[i]) | kPagePresentWritable : 0;
   for (uint64_t i = 0; i < 512; ++i)
-    tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPresentWritable : 0;
+    tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPagePresentWritable : 0;
   tables->windows = 0;
   tables->high_pdpts = 0;
   uint64_t cmdline = params->hdr.cmd_line_ptr | (uint64_t{params->ext_cmd_line_ptr} << 32);

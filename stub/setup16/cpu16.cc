@@ -13,15 +13,16 @@ bool has_cpuid() {
       "pushfl\n\t"
       "popl %0\n\t"
       "movl %0, %1\n\t"
-      "xorl $0x200000, %1\n\t"
+      "xorl %2, %1\n\t"
       "pushl %1\n\t"
       "popfl\n\t"
       "pushfl\n\t"
       "popl %1\n\t"
       "pushl %0\n\t"
       "popfl"
-      : "=&r"(before), "=&r"(after));
-  return (before ^ after) & 0x200000;
+      : "=&r"(before), "=&r"(after)
+      : "i"(kEflagsId));
+  return (before ^ after) & kEflagsId;
 }
 
 struct Feature {
