@@ -37,14 +37,7 @@ void write(const char* text) {
   }
 }
 
-void write_hex(uint64_t value) {
-  char buffer[19] = "0x";
-  int digits = 1;
-  while (digits < 16 && (value >> (4 * digits))) ++digits;
-  for (int i = 0; i < digits; ++i) buffer[2 + i] = "0123456789abcdef"[(value >> (4 * (digits - 1 - i))) & 0xF];
-  buffer[2 + digits] = 0;
-  write(buffer);
-}
+void write_hex(uint64_t value) { write(hex_text(value).text); }
 
 void write_decimal(uint64_t value) {
   char buffer[21];

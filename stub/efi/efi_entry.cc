@@ -11,6 +11,7 @@
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/arch/cpu.h"
+#include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
 
@@ -36,24 +37,15 @@ void prepare_stub() {
   set_fs_base(stub_tls);
 }
 
-Status report(const Firmware& fw, const char* message, Status status) {
-  print(fw, "kpack: error: ");
-  print(fw, message);
-  print(fw, " (EFI status ");
-  print_hex(fw, status);
-  print(fw, ")\n");
-  return failed(status) ? status : kLoadError;
+// Every error before ExitBootServices: its line on the firmware's console, and what to return.
+Status report(const Firmware& fw, StubStatus status, StatusNumbers numbers = StatusNumbers::kPair) {
+  write_error([&fw](const char* text) { print(fw, text); }, status, numbers);
+  return kLoadError;
 }
 
-Status report(const Firmware& fw, StubStatus status) {
-  print(fw, "kpack: error: ");
-  print(fw, status.message ? status.message : "unknown error");
-  print(fw, " (");
-  print_hex(fw, status.a);
-  print(fw, ", ");
-  print_hex(fw, status.b);
-  print(fw, ")\n");
-  return kLoadError;
+Status report(const Firmware& fw, const char* message, Status status) {
+  report(fw, fail(message, status), StatusNumbers::kEfiStatus);
+  return failed(status) ? status : kLoadError;
 }
 
 // LoadOptions is UCS-2 text; characters past ASCII become '?'.

@@ -30,14 +30,12 @@ startup_64:
 
 	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
 	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
-	// command line when a loader put them above 4 GiB.
+	// command line when a loader put them above 4 GiB (too many such windows: an error and a halt).
 	leaq	stub_page_tables(%rip), %rdi
 	leaq	startup_32(%rip), %rsi
 	movq	%r15, %rdx
 	movq	STUB_RECORD_IMAGE_SIZE(%r14), %rcx
 	call	build_identity_map
-	testq	%rax, %rax
-	jz	2f				// too many windows: switching would unmap us
 	movq	%rax, %cr3
 
 	// Our own GDT, so the kernel is entered with the protocol's selectors whatever the loader had.
@@ -63,9 +61,6 @@ startup_64:
 	movq	%r15, %rsi
 	xorl	%ebp, %ebp
 	jmp	*%rax
-
-2:	hlt
-	jmp	2b
 
 	.section .bss.stack, "aw", @nobits
 	.balign 16

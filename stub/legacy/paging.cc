@@ -4,6 +4,7 @@
 // 64-bit entry before relocation, so it uses nothing but its arguments and RIP-relative symbols.
 #include "stub/legacy/paging.h"
 
+#include "stub/arch/halt.h"
 #include "stub/runtime/asm_symbols.h"
 
 using kpack::PageTables;
@@ -63,9 +64,9 @@ extern "C" {
 // Its own section, which stub.ld puts first among the writable data: the one 4 KiB-aligned object.
 __attribute__((section(".data.page_tables"))) PageTables stub_page_tables;
 
-// Returns the value for CR3, or 0 when the windows above 4 GiB do not fit in the pool (the caller
-// halts: switching would unmap the stub). `params` is read through the loader's own mapping;
-// `image_size` comes from the record checked_stub_record has already checked.
+// Returns the value for CR3; halts when the windows above 4 GiB do not fit in the pool, as switching
+// would unmap the stub. `params` is read through the loader's own mapping; `image_size` comes from
+// the record checked_stub_record has already checked.
 uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) {
   // After the 32-bit entry these tables are already live with this very map: every entry below
@@ -83,7 +84,8 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
   if (!map_range(tables, image_base, image_size) ||
       !map_range(tables, reinterpret_cast<uint64_t>(params), sizeof(*params)) ||
       (cmdline && !map_range(tables, cmdline, cmdline_size)))
-    return 0;
+    kpack::halt_with(kpack::fail("too many 1 GiB windows above 4 GiB for the stub's page tables", image_base,
+                                 reinterpret_cast<uint64_t>(params)));
   return reinterpret_cast<uint64_t>(tables->pml4);
 }
 
