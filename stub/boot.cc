@@ -1,5 +1,6 @@
 #include "stub/boot.h"
 
+#include "stub/arch/cpu.h"
 #include "stub/engine/acpi_rsdp.h"
 #include "stub/engine/boot_environment.h"
 #include "stub/arch/entropy.h"
@@ -8,12 +9,6 @@
 #include "stub/engine/stub_record.h"
 
 namespace kpack {
-
-uint64_t rdtsc() {
-  uint32_t lo, hi;
-  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return lo | uint64_t{hi} << 32;
-}
 
 namespace {
 

@@ -16,8 +16,6 @@
 
 namespace kpack {
 
-uint64_t rdtsc();
-
 struct BootOptions {
   uint64_t start_tsc = 0;                // when the entry began, for kpack.debug
   bool bios_machine = true;              // look for the RSDP where a BIOS leaves it

@@ -21,19 +21,6 @@ bool rdrand(uint64_t* value) {
   return false;
 }
 
-uint64_t rdtsc() {
-  uint32_t lo, hi;
-  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return lo | uint64_t{hi} << 32;
-}
-
-void outb(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" : : "a"(value), "Nd"(port)); }
-uint8_t inb(uint16_t port) {
-  uint8_t value;
-  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-  return value;
-}
-
 // Channel 0 of the i8254, latched: its 16-bit count runs at 1.19 MHz.
 uint64_t i8254() {
   outb(0x43, 0x00);

@@ -1,27 +1,16 @@
 #include "stub/arch/halt.h"
 
-#include "stub/arch/serial.h"
-
 namespace kpack {
+namespace {
 
-[[noreturn]] void halt() {
-  for (;;) asm volatile("cli; hlt");
-}
+// Calls serial::write rather than passing its address: before self-relocation, taking a
+// function's address would be an absolute GOT load.
+constexpr auto kCom1 = [](const char* text) { serial::write(text); };
 
-void print_status(const char* prefix, StubStatus status) {
-  serial::write(prefix);
-  serial::write(status.message ? status.message : "unknown error");
-  serial::write(" (");
-  serial::write_hex(status.a);
-  serial::write(", ");
-  serial::write_hex(status.b);
-  serial::write(")\n");
-}
+}  // namespace
 
-[[noreturn]] void halt_with(StubStatus status) {
-  print_status("kpack: error: ", status);
-  serial::write("kpack: halted; the kernel was not started\n");
-  halt();
-}
+void print_status(const char* prefix, StubStatus status) { write_status(kCom1, prefix, status); }
+
+[[noreturn]] void halt_with(StubStatus status) { halt_with(kCom1, status); }
 
 }  // namespace kpack

@@ -1,17 +1,12 @@
 #include "stub/arch/serial.h"
 
+#include "stub/arch/cpu.h"
+
 namespace kpack::serial {
 namespace {
 
 constexpr uint16_t kCom1 = 0x3F8;
 constexpr uint8_t kLineStatusThrEmpty = 0x20;
-
-void outb(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" : : "a"(value), "Nd"(port)); }
-uint8_t inb(uint16_t port) {
-  uint8_t value;
-  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-  return value;
-}
 
 bool initialized = false;
 
@@ -42,14 +37,7 @@ void write(const char* text) {
   }
 }
 
-void write_hex(uint64_t value) {
-  char buffer[19] = "0x";
-  int digits = 1;
-  while (digits < 16 && (value >> (4 * digits))) ++digits;
-  for (int i = 0; i < digits; ++i) buffer[2 + i] = "0123456789abcdef"[(value >> (4 * (digits - 1 - i))) & 0xF];
-  buffer[2 + digits] = 0;
-  write(buffer);
-}
+void write_hex(uint64_t value) { write(hex_text(value).text); }
 
 void write_decimal(uint64_t value) {
   char buffer[21];

@@ -10,4 +10,18 @@ void write(const char* text);
 void write_hex(uint64_t value);
 void write_decimal(uint64_t value);
 
+// A number as the stub shows every one, on any console: "0x", then lowercase hex digits without
+// leading zeros.
+struct HexText {
+  char text[19];
+};
+inline HexText hex_text(uint64_t value) {
+  HexText hex = {"0x"};
+  int digits = 1;
+  while (digits < 16 && (value >> (4 * digits))) ++digits;
+  for (int i = 0; i < digits; ++i) hex.text[2 + i] = "0123456789abcdef"[(value >> (4 * (digits - 1 - i))) & 0xF];
+  hex.text[2 + digits] = 0;
+  return hex;
+}
+
 }  // namespace kpack::serial

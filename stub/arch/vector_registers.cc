@@ -15,10 +15,8 @@ void enable_avx_registers() {
 
   uint64_t cr4;
   asm volatile("mov %%cr4, %0" : "=r"(cr4));
-  asm volatile("mov %0, %%cr4" : : "r"(cr4 | (1ull << 18)));  // CR4.OSXSAVE: XGETBV and XSETBV
-  uint32_t low, high;
-  asm volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
-  asm volatile("xsetbv" : : "a"(low | kX87SseAvx), "d"(high), "c"(0));
+  asm volatile("mov %0, %%cr4" : : "r"(cr4 | kCr4Osxsave));  // XGETBV and XSETBV from here on
+  write_xcr0(read_xcr0() | kX87SseAvx);
 }
 
 }  // namespace kpack

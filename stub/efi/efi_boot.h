@@ -21,7 +21,6 @@ struct Firmware {
 
 // efi_console.cc: text on ConOut (and COM1), for errors before ExitBootServices.
 void print(const Firmware& fw, const char* text);
-void print_hex(const Firmware& fw, uint64_t value);
 
 // Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);

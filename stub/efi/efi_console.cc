@@ -21,15 +21,6 @@ void print(const Firmware& fw, const char* text) {
   flush();
 }
 
-void print_hex(const Firmware& fw, uint64_t value) {
-  char text[19] = "0x";
-  int digits = 1;
-  while (digits < 16 && (value >> (4 * digits))) ++digits;
-  for (int i = 0; i < digits; ++i) text[2 + i] = "0123456789abcdef"[(value >> (4 * (digits - 1 - i))) & 0xF];
-  text[2 + digits] = 0;
-  print(fw, text);
-}
-
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type) {
   uint64_t address = max_address;
   uint64_t pages = (size + 4095) / 4096;

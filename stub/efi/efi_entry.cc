@@ -11,6 +11,8 @@
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
+#include "stub/arch/cpu.h"
+#include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
 #include "stub/engine/utf16_command_line.h"
@@ -34,28 +36,18 @@ constexpr uint8_t kLoaderTypeEfiStub = 0x21;  // what the Linux EFI stub writes 
 // codec libraries' stack-protector canary (the firmware does not use %fs).
 void prepare_stub() {
   apply_relocations(startup_32);
-  uint64_t tls = reinterpret_cast<uint64_t>(stub_tls);
-  asm volatile("wrmsr" : : "c"(0xC0000100), "a"(static_cast<uint32_t>(tls)), "d"(static_cast<uint32_t>(tls >> 32)));
+  set_fs_base(stub_tls);
+}
+
+// Every error before ExitBootServices: its line on the firmware's console, and what to return.
+Status report(const Firmware& fw, StubStatus status, StatusNumbers numbers = StatusNumbers::kPair) {
+  write_error([&fw](const char* text) { print(fw, text); }, status, numbers);
+  return kLoadError;
 }
 
 Status report(const Firmware& fw, const char* message, Status status) {
-  print(fw, "kpack: error: ");
-  print(fw, message);
-  print(fw, " (EFI status ");
-  print_hex(fw, status);
-  print(fw, ")\n");
+  report(fw, fail(message, status), StatusNumbers::kEfiStatus);
   return failed(status) ? status : kLoadError;
-}
-
-Status report(const Firmware& fw, StubStatus status) {
-  print(fw, "kpack: error: ");
-  print(fw, status.message ? status.message : "unknown error");
-  print(fw, " (");
-  print_hex(fw, status.a);
-  print(fw, ", ");
-  print_hex(fw, status.b);
-  print(fw, ")\n");
-  return kLoadError;
 }
 
 // LoadOptions is UTF-16 text; the kernel gets it as UTF-8 within its COMMAND_LINE_SIZE (the
@@ -235,5 +227,5 @@ void efi_handover_entry(Handle image, SystemTable* system, kpack::boot::BootPara
   // The handover protocol has no return: end the calling image, as the Linux EFI stub does.
   using ExitFunction = Status(KPACK_EFIAPI*)(Handle, Status, uint64_t, void*);
   reinterpret_cast<ExitFunction>(fw.boot->exit)(image, status, 0, nullptr);
-  for (;;) asm volatile("hlt");
+  kpack::halt();
 }

@@ -10,10 +10,8 @@ bool avx2_enabled() {
   if ((cpuid(1).ecx & (kOsxsave | kAvx)) != (kOsxsave | kAvx)) return false;
   if (!(cpuid(7).ebx & (1u << 5))) return false;  // AVX2
   // XGETBV is only defined once CR4.OSXSAVE is set, which CPUID.1's OSXSAVE bit reflects.
-  uint32_t xcr0_low, xcr0_high;
-  asm volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-  constexpr uint32_t kSseAndAvxState = 0b110;
-  return (xcr0_low & kSseAndAvxState) == kSseAndAvxState;
+  constexpr uint64_t kSseAndAvxState = 0b110;
+  return (read_xcr0() & kSseAndAvxState) == kSseAndAvxState;
 }
 
 Xxh3Function xxh3_for_this_cpu() { return avx2_enabled() ? xxh3_64_avx2 : xxh3_64_sse2; }

@@ -22,9 +22,9 @@ startup_32:
 	// built in the first pages of the 64-bit entry's own tables (PageTables in paging.h), which
 	// build_identity_map then completes without ever unmapping what is live.
 	leal	(stub_page_tables - 1b)(%ebp), %edi
-	leal	(PT_PDPT + 3)(%edi), %eax
+	leal	(PT_PDPT + PTE_PRESENT_WRITABLE)(%edi), %eax
 	movl	%eax, (%edi)
-	leal	(PT_PD + 3)(%edi), %eax
+	leal	(PT_PD + PTE_PRESENT_WRITABLE)(%edi), %eax
 	leal	PT_PDPT(%edi), %ebx
 	movl	$PT_LOW_GIBS, %ecx
 2:	movl	%eax, (%ebx)
@@ -32,7 +32,7 @@ startup_32:
 	addl	$8, %ebx
 	loop	2b
 	leal	PT_PD(%edi), %ebx
-	movl	$0x83, %eax			// present, writable, 2 MiB page
+	movl	$(PTE_PRESENT_WRITABLE | PTE_LARGE), %eax
 	movl	$(PT_LOW_GIBS * 512), %ecx
 3:	movl	%eax, (%ebx)
 	addl	$0x200000, %eax
@@ -41,12 +41,12 @@ startup_32:
 
 	// Long mode: PAE, the page tables, EFER.LME, then paging on.
 	movl	%cr4, %eax
-	orl	$0x20, %eax
+	orl	$CR4_PAE, %eax
 	movl	%eax, %cr4
 	movl	%edi, %cr3
-	movl	$0xC0000080, %ecx
+	movl	$MSR_EFER, %ecx
 	rdmsr
-	orl	$0x100, %eax
+	orl	$EFER_LME, %eax
 	wrmsr
 	// A GDT with a 64-bit code segment; its base is only known at run time, so build the
 	// descriptor on the stack.
@@ -56,7 +56,7 @@ startup_32:
 	lgdt	(%esp)
 	addl	$6, %esp
 	movl	%cr0, %eax
-	orl	$0x80000001, %eax
+	orl	$(CR0_PG | CR0_PE), %eax
 	movl	%eax, %cr0
 
 	// A far return into the 64-bit code segment completes the switch.

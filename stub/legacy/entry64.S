@@ -15,11 +15,11 @@ startup_64:
 	// SSE, so the codec libraries run their normal code: CR0.EM off, CR0.MP on, CR4.OSFXSR and
 	// CR4.OSXMMEXCPT on. First, since the compiler may use SSE in any C++ function.
 	movq	%cr0, %rax
-	andq	$~4, %rax
-	orq	$2, %rax
+	andq	$~CR0_EM, %rax
+	orq	$CR0_MP, %rax
 	movq	%rax, %cr0
 	movq	%cr4, %rax
-	orq	$0x600, %rax
+	orq	$(CR4_OSFXSR | CR4_OSXMMEXCPT), %rax
 	movq	%rax, %cr4
 
 	// Nothing may use the packer's record before it is checked: a bad one prints an error on
@@ -30,14 +30,12 @@ startup_64:
 
 	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
 	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
-	// command line when a loader put them above 4 GiB.
+	// command line when a loader put them above 4 GiB (too many such windows: an error and a halt).
 	leaq	stub_page_tables(%rip), %rdi
 	leaq	startup_32(%rip), %rsi
 	movq	%r15, %rdx
 	movq	STUB_RECORD_IMAGE_SIZE(%r14), %rcx
 	call	build_identity_map
-	testq	%rax, %rax
-	jz	2f				// too many windows: switching would unmap us
 	movq	%rax, %cr3
 
 	// Our own GDT, so the kernel is entered with the protocol's selectors whatever the loader had.
@@ -47,7 +45,7 @@ startup_64:
 	leaq	stub_tls(%rip), %rax
 	movq	%rax, %rdx
 	shrq	$32, %rdx
-	movl	$0xC0000100, %ecx		// IA32_FS_BASE
+	movl	$MSR_FS_BASE, %ecx
 	wrmsr
 
 	// We are linked at 0 as a PIE: fix our absolute pointers for where we run.
@@ -63,9 +61,6 @@ startup_64:
 	movq	%r15, %rsi
 	xorl	%ebp, %ebp
 	jmp	*%rax
-
-2:	hlt
-	jmp	2b
 
 	.section .bss.stack, "aw", @nobits
 	.balign 16

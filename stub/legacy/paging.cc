@@ -4,6 +4,7 @@
 // 64-bit entry before relocation, so it uses nothing but its arguments and RIP-relative symbols.
 #include "stub/legacy/paging.h"
 
+#include "stub/arch/halt.h"
 #include "stub/runtime/asm_symbols.h"
 
 using kpack::PageTables;
@@ -14,12 +15,12 @@ constexpr uint64_t kGiB = 1ull << 30;
 constexpr uint64_t kLowGiBs = kpack::kIdentityMappedGiBs;
 using kpack::kMaxHighPdpts;
 using kpack::kMaxWindows;
-constexpr uint64_t kPresentWritable = 0x3;
-constexpr uint64_t kLargePage = 0x80;
+using kpack::kPageLarge;
+using kpack::kPagePresentWritable;
 constexpr uint64_t kAddressMask = 0x000FFFFFFFFFF000ull;
 
 void fill_pd(uint64_t* pd, uint64_t base) {
-  for (uint64_t i = 0; i < 512; ++i) pd[i] = (base + (i << 21)) | kPresentWritable | kLargePage;
+  for (uint64_t i = 0; i < 512; ++i) pd[i] = (base + (i << 21)) | kPagePresentWritable | kPageLarge;
 }
 
 // Maps the 1 GiB window holding `address`; false when the pool is exhausted.
@@ -39,11 +40,11 @@ bool map_window(PageTables* t, uint64_t address) {
     if (t->high_pdpts == kMaxHighPdpts) return false;
     pdpt = t->high_pdpt[t->high_pdpts++];
     for (uint64_t i = 0; i < 512; ++i) pdpt[i] = 0;
-    t->pml4[pml4_index] = reinterpret_cast<uint64_t>(pdpt) | kPresentWritable;
+    t->pml4[pml4_index] = reinterpret_cast<uint64_t>(pdpt) | kPagePresentWritable;
   }
   uint64_t* pd = t->window_pd[t->windows];
   fill_pd(pd, base);
-  pdpt[pdpt_index] = reinterpret_cast<uint64_t>(pd) | kPresentWritable;
+  pdpt[pdpt_index] = reinterpret_cast<uint64_t>(pd) | kPagePresentWritable;
   t->window_base[t->windows++] = base;
   return true;
 }
@@ -63,9 +64,9 @@ extern "C" {
 // Its own section, which stub.ld puts first among the writable data: the one 4 KiB-aligned object.
 __attribute__((section(".data.page_tables"))) PageTables stub_page_tables;
 
-// Returns the value for CR3, or 0 when the windows above 4 GiB do not fit in the pool (the caller
-// halts: switching would unmap the stub). `params` is read through the loader's own mapping;
-// `image_size` comes from the record checked_stub_record has already checked.
+// Returns the value for CR3; halts when the windows above 4 GiB do not fit in the pool, as switching
+// would unmap the stub. `params` is read through the loader's own mapping; `image_size` comes from
+// the record checked_stub_record has already checked.
 uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) {
   // After the 32-bit entry these tables are already live with this very map: every entry below
@@ -73,9 +74,9 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
   // low 4 GiB stay mapped at every step.
   for (uint64_t gib = 0; gib < kLowGiBs; ++gib) fill_pd(tables->pd[gib], gib * kGiB);
   for (uint64_t i = 0; i < 512; ++i)
-    tables->pdpt[i] = i < kLowGiBs ? reinterpret_cast<uint64_t>(tables->pd[i]) | kPresentWritable : 0;
+    tables->pdpt[i] = i < kLowGiBs ? reinterpret_cast<uint64_t>(tables->pd[i]) | kPagePresentWritable : 0;
   for (uint64_t i = 0; i < 512; ++i)
-    tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPresentWritable : 0;
+    tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPagePresentWritable : 0;
   tables->windows = 0;
   tables->high_pdpts = 0;
   uint64_t cmdline = params->hdr.cmd_line_ptr | (uint64_t{params->ext_cmd_line_ptr} << 32);
@@ -83,7 +84,8 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
   if (!map_range(tables, image_base, image_size) ||
       !map_range(tables, reinterpret_cast<uint64_t>(params), sizeof(*params)) ||
       (cmdline && !map_range(tables, cmdline, cmdline_size)))
-    return 0;
+    kpack::halt_with(kpack::fail("too many 1 GiB windows above 4 GiB for the stub's page tables", image_base,
+                                 reinterpret_cast<uint64_t>(params)));
   return reinterpret_cast<uint64_t>(tables->pml4);
 }
 

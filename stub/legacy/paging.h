@@ -6,6 +6,9 @@
 namespace kpack {
 
 constexpr uint64_t kIdentityMappedGiBs = 4;
+// Page-table entry bits; with kPageLarge in a page directory, a 2 MiB page.
+constexpr uint64_t kPagePresentWritable = 0x3;
+constexpr uint64_t kPageLarge = 0x80;
 // Windows for the image (it may straddle a boundary), boot_params, the command line, setup_data,
 // and a kernel placed above 4 GiB (it may straddle too).
 constexpr uint32_t kMaxWindows = 8;

@@ -27,8 +27,8 @@ extern uint8_t startup_32[] KPACK_ASM_SYMBOL;
 // Before relocation (early_record.cc): the checked record, or an error line and a halt.
 const kpack::StubRecord* checked_stub_record(uint8_t* image_base) KPACK_ASM_SYMBOL;
 
-// Before relocation (paging.cc): the stub's identity map; returns CR3, or 0 when the windows above
-// 4 GiB do not fit.
+// Before relocation (paging.cc): the stub's identity map; returns CR3, or halts with an error line
+// when the windows above 4 GiB do not fit.
 extern kpack::PageTables stub_page_tables KPACK_ASM_SYMBOL;
 uint64_t build_identity_map(kpack::PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) KPACK_ASM_SYMBOL;

@@ -1,4 +1,4 @@
-// The 16-bit setup's view of the machine: BIOS services, I/O ports, and memory outside its own
+// The 16-bit setup's view of the machine: BIOS services and memory outside its own
 // segment. Real mode only: everything here assumes CS = DS = ES = SS = the setup segment.
 #pragma once
 
@@ -89,15 +89,5 @@ inline uint32_t read_gs32(uint16_t segment, uint16_t offset) {
   asm volatile("movw %1, %%gs\n\tmovl %%gs:(%2), %0" : "=r"(value) : "rm"(segment), "r"(static_cast<uint32_t>(offset)) : "memory");
   return value;
 }
-
-inline void outb(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" : : "a"(value), "Nd"(port)); }
-inline void outw(uint16_t port, uint16_t value) { asm volatile("outw %0, %1" : : "a"(value), "Nd"(port)); }
-inline uint8_t inb(uint16_t port) {
-  uint8_t value;
-  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-  return value;
-}
-// A write to the POST port: a short, fixed delay between accesses to slow legacy devices.
-inline void io_delay() { outb(0x80, 0); }
 
 }  // namespace kpack::setup16

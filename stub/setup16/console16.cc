@@ -1,7 +1,8 @@
 // Text output of the 16-bit setup: the BIOS teletype for the screen, and COM1 (stub/arch/serial.cc,
 // the very code the 64-bit stub prints with) for errors, so a headless machine says why it stopped.
-#include "stub/setup16/bios.h"
+#include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
+#include "stub/setup16/bios.h"
 #include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
@@ -31,12 +32,11 @@ void screen_write_hex(uint16_t value) {
 }
 
 void fail(const char* message) {
-  const char* parts[] = {"kpack: error: ", message, "\n", "kpack: halted; the kernel was not started\n"};
-  for (const char* part : parts) {
-    screen_write(part);
-    serial::write(part);
-  }
-  for (;;) asm volatile("cli; hlt");
+  auto screen_and_com1 = [](const char* text) {
+    screen_write(text);
+    serial::write(text);
+  };
+  halt_with(screen_and_com1, kpack::fail(message), StatusNumbers::kNone);
 }
 
 }  // namespace kpack::setup16

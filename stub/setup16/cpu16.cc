@@ -1,5 +1,6 @@
 // The CPU check: the features an x86-64 kernel cannot start without (the kernel's
 // required-features.h for CONFIG_X86_64), tested before anything else runs.
+#include "stub/arch/cpu.h"
 #include "stub/setup16/setup16.h"
 
 namespace kpack::setup16 {
@@ -12,24 +13,16 @@ bool has_cpuid() {
       "pushfl\n\t"
       "popl %0\n\t"
       "movl %0, %1\n\t"
-      "xorl $0x200000, %1\n\t"
+      "xorl %2, %1\n\t"
       "pushl %1\n\t"
       "popfl\n\t"
       "pushfl\n\t"
       "popl %1\n\t"
       "pushl %0\n\t"
       "popfl"
-      : "=&r"(before), "=&r"(after));
-  return (before ^ after) & 0x200000;
-}
-
-struct CpuidResult {
-  uint32_t eax, ebx, ecx, edx;
-};
-CpuidResult cpuid(uint32_t leaf) {
-  CpuidResult r;
-  asm volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(0));
-  return r;
+      : "=&r"(before), "=&r"(after)
+      : "i"(kEflagsId));
+  return (before ^ after) & kEflagsId;
 }
 
 struct Feature {

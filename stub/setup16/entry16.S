@@ -109,7 +109,7 @@ enter_protected_mode:
 
 	lgdtl	setup_gdt_descriptor
 	movl	%cr0, %eax
-	orb	$1, %al
+	orb	$CR0_PE, %al
 	movl	%eax, %cr0
 	ljmpl	*protected_mode_target
 

@@ -1,6 +1,7 @@
 // The last steps in real mode, as the kernel's setup takes them (arch/x86/boot/pm.c, a20.c): the
 // loader's hook or interrupts off, the A20 gate open, the FPU and the PICs quiet, then the 32-bit
 // entry with the flat segments the boot protocol promises.
+#include "stub/arch/cpu.h"
 #include "stub/setup16/bios.h"
 #include "stub/setup16/setup16.h"
 

@@ -2,6 +2,7 @@
 // (arch/x86/boot/video*.c): the firmware's text mode, or the mode hdr.vid_mode names (loaders
 // turn vga= into it), and screen_info describing it, so vgacon, vesafb/simpledrm and
 // earlyprintk=vga find their screen. vga=ask shows no menu: it keeps the current mode.
+#include "stub/arch/cpu.h"
 #include "stub/setup16/bios.h"
 #include "stub/setup16/setup16.h"
 #include "stub/setup16/vbe.h"

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stub/arch/cpu.h"
+
 namespace kpack::smp {
 
 // Where the data block sits in the trampoline's page: the code before it, from offset 0 (where a
@@ -24,12 +26,6 @@ inline constexpr uint64_t kApGdt[4] = {
     0x00CF93000000FFFF,  // 0x18: BOOT_DS, flat data
 };
 
-// Control register bits the AP sets (Intel SDM vol. 3, 2.5).
-inline constexpr uint32_t kCr0Pe = 1u << 0, kCr0Mp = 1u << 1, kCr0Et = 1u << 4, kCr0Ne = 1u << 5,
-                          kCr0Pg = 1u << 31;
-inline constexpr uint32_t kCr4Pae = 1u << 5, kCr4Osfxsr = 1u << 9, kCr4Osxmmexcpt = 1u << 10;
-inline constexpr uint32_t kMsrEfer = 0xC0000080;
-inline constexpr uint32_t kEferLme = 1u << 8, kEferNxe = 1u << 11;
 // Protected mode with caching on: after INIT, CR0 has CD and NW set, and the trampoline writes
 // CR0 whole so the AP does not run uncached.
 inline constexpr uint32_t kApCr0Protected = kCr0Pe | kCr0Et;

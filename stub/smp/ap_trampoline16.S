@@ -68,7 +68,9 @@ ap_trampoline_code64:
 	addq	AP_DATA + AP_STACK_BASE(%rbx), %rax
 	movq	%rax, %rsp
 	call	*AP_DATA + AP_ENTRY(%rbx)
-	// ap_entry never returns; should it, or without a stack, halt until the boot CPU's INIT.
+	// ap_entry never returns; should it, or without a stack, halt until the boot CPU's INIT. The
+	// one halt loop outside stub/arch/cpu.h's halt(): an AP that reaches it may have no stack to
+	// call anything with.
 1:	hlt
 	jmp	1b
 ap_trampoline_end:

@@ -23,16 +23,6 @@ constexpr uint32_t kIcrPolls = 1000000;
 
 }  // namespace
 
-uint64_t read_msr(uint32_t msr) {
-  uint32_t lo, hi;
-  asm volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
-  return lo | uint64_t{hi} << 32;
-}
-
-void write_msr(uint32_t msr, uint64_t value) {
-  asm volatile("wrmsr" : : "c"(msr), "a"(static_cast<uint32_t>(value)), "d"(static_cast<uint32_t>(value >> 32)));
-}
-
 uint32_t current_apic_id() {
   if (cpuid(0).eax >= 0xB) {
     CpuidResult topology = cpuid(0xB, 0);

@@ -7,9 +7,6 @@
 
 namespace kpack::smp {
 
-uint64_t read_msr(uint32_t msr);
-void write_msr(uint32_t msr, uint64_t value);
-
 // This CPU's APIC ID from CPUID (leaf 0xB's x2APIC ID when there is one, else leaf 1's 8-bit one):
 // right in either APIC mode, and readable on an AP before it knows anything else.
 uint32_t current_apic_id();

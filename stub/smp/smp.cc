@@ -26,7 +26,6 @@ constexpr uint64_t kCheckInMicroseconds = 200000;
 // keeps whole regions: the generic kernel's 15 MB of code takes seconds under TCG) must not be
 // stopped; only a hung AP waits this out, and the boot CPU then decodes its frame again.
 constexpr uint64_t kParkMicroseconds = 10000000;
-constexpr uint32_t kMsrFsBase = 0xC0000100;
 
 enum SlotState : uint32_t { kWaiting, kRunning, kDone, kAbandoned };
 
@@ -61,14 +60,10 @@ bool claim(ApSlot& slot, uint32_t to) {
   return __atomic_compare_exchange_n(&slot.state, &expected, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-[[noreturn]] void park_here() {
-  for (;;) asm volatile("cli; hlt");
-}
-
 // Where every AP arrives from the trampoline, on its own stack.
 [[noreturn]] void ap_entry(uint32_t /*ticket*/) {
   // Before any library code: Debian's codec libraries read their canary at %fs:0x28.
-  write_msr(kMsrFsBase, reinterpret_cast<uint64_t>(stub_tls));
+  set_fs_base(stub_tls);
   // A fault on an AP is reported like one on the boot CPU.
   load_exception_handlers();
   // XCR0 is per CPU; xxh3_64 checks it on the CPU it runs on.
@@ -84,7 +79,7 @@ bool claim(ApSlot& slot, uint32_t to) {
     }
     break;
   }
-  park_here();
+  halt();  // until the boot CPU's INIT
 }
 
 // Linux's rule (smp_quirk_init_udelay): Intel family 6 and later, AMD from family 0xF and Hygon
