@@ -109,6 +109,7 @@ inline constexpr uint32_t kRX86_64None = 0;
 inline constexpr uint32_t kRX86_64_64 = 1;
 inline constexpr uint32_t kRX86_64Pc32 = 2;
 inline constexpr uint32_t kRX86_64Plt32 = 4;
+inline constexpr uint32_t kRX86_64Relative = 8;
 inline constexpr uint32_t kRX86_64_32 = 10;
 inline constexpr uint32_t kRX86_64_32S = 11;
 inline constexpr uint32_t kRX86_64Pc64 = 24;

@@ -37,13 +37,6 @@ class DebugTrace final : public UnpackTrace {
   uint64_t start_;
 };
 
-const char* command_line_text(const BootEnvironment& env) {
-  return reinterpret_cast<const char*>(env.command_line.begin);
-}
-uint64_t command_line_length(const BootEnvironment& env) {
-  return env.command_line.empty() ? 0 : env.command_line.size() - 1;
-}
-
 // KASLR as the stock decompressor does it unless the command line says nokaslr: both bases drawn
 // from boot_params, QEMU's SETUP_RNG_SEED node (read, never changed), the entry's own entropy
 // (EFI_RNG_PROTOCOL) and the CPU's.

@@ -30,4 +30,13 @@ struct BootOptions {
 StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
                            PhysicalMemory& memory, const BootOptions& options, UnpackResult* result);
 
+// The command line read_boot_environment found, as the kpack.* option parsers take it: the text
+// and its length without the NUL.
+inline const char* command_line_text(const BootEnvironment& env) {
+  return reinterpret_cast<const char*>(env.command_line.begin);
+}
+inline uint64_t command_line_length(const BootEnvironment& env) {
+  return env.command_line.empty() ? 0 : env.command_line.size() - 1;
+}
+
 }  // namespace kpack

@@ -130,43 +130,37 @@ void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootPa
   params->hdr.setup_data = reinterpret_cast<uint64_t>(extended);
 }
 
-Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
-  uint64_t start = rdtsc();
-  const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
-  StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
-  if (!checked.ok()) return report(fw, checked);
+// Our own boot_params, for a loader that gave none (UEFI LoadImage/StartImage): zeroed, with the
+// image's setup header, and the command line and initrd the loader meant for it.
+Status make_boot_params(const Firmware& fw, const LoadedImage& image, boot::BootParams** out) {
+  auto* params = reinterpret_cast<boot::BootParams*>(allocate_pages(fw, sizeof(boot::BootParams), kBelow4G));
+  if (!params) return report(fw, "no memory for boot_params", kOutOfResources);
+  *params = boot::BootParams{};
+  __builtin_memcpy(&params->hdr, static_cast<const uint8_t*>(image.image_base) + boot::kSetupHeaderOffset,
+                   sizeof(params->hdr));
+  params->hdr.type_of_loader = kLoaderTypeEfiStub;
+  Status status = store_command_line(fw, image, params);
+  if (failed(status)) return report(fw, "no memory for the command line", status);
+  status = load_initrd(fw, image.device_handle, command_line(*params), params);
+  if (failed(status) && status != kNotFound) return report(fw, "cannot load the initrd", status);
+  *out = params;
+  return kSuccess;
+}
 
-  void* interface = nullptr;
-  Status status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
-  if (failed(status)) return report(fw, "no LoadedImage protocol", status);
-  const auto& image = *static_cast<const LoadedImage*>(interface);
-
-  // boot_params: the handover loader's, or ours: zeroed, with the image's setup header.
-  boot::BootParams* params = given;
-  if (!params) {
-    params = reinterpret_cast<boot::BootParams*>(allocate_pages(fw, sizeof(boot::BootParams), kBelow4G));
-    if (!params) return report(fw, "no memory for boot_params", kOutOfResources);
-    *params = boot::BootParams{};
-    __builtin_memcpy(&params->hdr, static_cast<const uint8_t*>(image.image_base) + boot::kSetupHeaderOffset,
-                     sizeof(params->hdr));
-    params->hdr.type_of_loader = kLoaderTypeEfiStub;
-    status = store_command_line(fw, image, params);
-    if (failed(status)) return report(fw, "no memory for the command line", status);
-    status = load_initrd(fw, image.device_handle, command_line(*params), params);
-    if (failed(status) && status != kNotFound) return report(fw, "cannot load the initrd", status);
-  }
-  bool debug = command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug");
-  if (debug) serial::write("kpack: efi entry\n");
-  store_framebuffer(fw, &params->screen_info);
-  params->secure_boot = secure_boot_mode(fw);
-  install_tpm_event_log(fw);
-
-  // The kernel's place: free memory as the firmware sees it now, claimed as the engine writes.
+// The kernel's place is chosen in free memory as the firmware sees it now.
+Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
   MemoryMap now;
-  status = read_memory_map(fw, 0, &now);
+  Status status = read_memory_map(fw, 0, &now);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
   memory_map_to_e820(now, true, params, nullptr, 0);
   fw.boot->free_pool(now.buffer);
+  return kSuccess;
+}
+
+// The shared boot (unpack_for_boot) with the firmware's memory: each range the engine writes is
+// claimed from the firmware first; on an error every claimed page goes back.
+Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, uint64_t start,
+                                  boot::BootParams* params, UnpackResult* result) {
   uint8_t entropy[32];
   BootOptions options;
   options.start_tsc = start;
@@ -174,26 +168,29 @@ Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
   options.extra_entropy = entropy;
   options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
   FirmwareMemory memory(fw);
-  UnpackResult result;
   // Debian's codec libraries are built for user space: their leaf functions keep data below the
   // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
   // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
   // the firmware, which turns them back on).
   asm volatile("cli" ::: "memory");
-  StubStatus unpacked = unpack_for_boot(params, startup_32, *record, memory, options, &result);
+  StubStatus unpacked = unpack_for_boot(params, startup_32, record, memory, options, result);
   // The whole span is the kernel's, gaps between segments included, before the firmware hands
   // any of it out.
-  if (unpacked.ok() && !memory.claim(range_of(result.base, result.kernel.span())))
-    unpacked = fail("the firmware refused the kernel's pages", result.base, result.kernel.span());
+  if (unpacked.ok() && !memory.claim(range_of(result->base, result->kernel.span())))
+    unpacked = fail("the firmware refused the kernel's pages", result->base, result->kernel.span());
   asm volatile("sti" ::: "memory");
   if (!unpacked.ok()) {
     memory.release();
     return report(fw, unpacked);
   }
+  return kSuccess;
+}
 
-  // Room for e820 entries past the zero page's 128, then the final map and ExitBootServices.
+// Room for e820 entries past the zero page's 128, then the final map and ExitBootServices, then the
+// kernel. Returns only when the firmware is still up.
+Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry) {
   MemoryMap final_map;
-  status = read_memory_map(fw, 16, &final_map);
+  Status status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
   uint32_t extended_capacity = static_cast<uint32_t>(final_map.capacity / final_map.descriptor_size);
   void* extended = nullptr;
@@ -206,7 +203,35 @@ Status boot_kernel(const Firmware& fw, boot::BootParams* given) {
 
   // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
   hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity);
-  enter_kernel(result.entry, params);
+  enter_kernel(entry, params);
+}
+
+// Both entries' whole job, from the firmware's hands to the kernel's. Returns only on an error,
+// which it has printed on ConOut.
+Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
+  uint64_t start = rdtsc();
+  const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
+  StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
+  if (!checked.ok()) return report(fw, checked);
+
+  void* interface = nullptr;
+  Status status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
+  if (failed(status)) return report(fw, "no LoadedImage protocol", status);
+  // boot_params: the handover loader's, or ours.
+  boot::BootParams* params = given;
+  if (!params) status = make_boot_params(fw, *static_cast<const LoadedImage*>(interface), &params);
+  if (failed(status)) return status;
+  bool debug = command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug");
+  if (debug) serial::write("kpack: efi entry\n");
+  store_framebuffer(fw, &params->screen_info);
+  params->secure_boot = secure_boot_mode(fw);
+  install_tpm_event_log(fw);
+
+  UnpackResult result;
+  status = store_free_memory(fw, params);
+  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, start, params, &result);
+  if (failed(status)) return status;
+  return exit_boot_services_into_kernel(fw, params, result.entry);
 }
 
 }  // namespace
@@ -217,13 +242,13 @@ using namespace kpack::efi;
 KPACK_EFIAPI Status efi_pe_entry(Handle image, SystemTable* system) {
   prepare_stub();
   Firmware fw{image, system, system->boot_services};
-  return boot_kernel(fw, nullptr);
+  return start_kernel_from_firmware(fw, nullptr);
 }
 
 void efi_handover_entry(Handle image, SystemTable* system, kpack::boot::BootParams* params) {
   prepare_stub();
   Firmware fw{image, system, system->boot_services};
-  Status status = boot_kernel(fw, params);
+  Status status = start_kernel_from_firmware(fw, params);
   // The handover protocol has no return: end the calling image, as the Linux EFI stub does.
   using ExitFunction = Status(KPACK_EFIAPI*)(Handle, Status, uint64_t, void*);
   reinterpret_cast<ExitFunction>(fw.boot->exit)(image, status, 0, nullptr);

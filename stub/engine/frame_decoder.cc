@@ -123,18 +123,27 @@ StubStatus FrameDecoder::decode_gzip(const uint8_t* src, uint64_t available, uin
   return StubStatus::success();
 }
 
-StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
-                                    uint64_t* consumed, uint64_t* produced) {
+namespace {
+
+// What decode_lz4 takes from an LZ4 frame's descriptor.
+struct Lz4Frame {
+  uint8_t flags = 0;
+  uint64_t max_block = 0;
+  uint64_t at = 0;  // where the next block starts in the frame
+};
+
+// The frame descriptor, checked down to its own checksum; a content size it declares must fit `capacity`.
+StubStatus read_lz4_descriptor(const uint8_t* src, uint64_t available, uint64_t capacity, bool require_frame_check,
+                               Lz4Frame* frame) {
   if (available < 7 || __builtin_memcmp(src, kLz4FrameMagic, sizeof(kLz4FrameMagic)) != 0)
     return fail("not an LZ4 frame");
   uint8_t flags = src[4], block_descriptor = src[5];
   if ((flags & kLz4VersionMask) != kLz4Version || (flags & (kLz4Reserved | kLz4DictId)) ||
       (block_descriptor & kLz4BlockDescriptorReserved))
     return fail("unsupported LZ4 frame descriptor", flags, block_descriptor);
-  if (require_frame_check_ && !(flags & kLz4ContentChecksum)) return fail("LZ4 frame has no content checksum");
+  if (require_frame_check && !(flags & kLz4ContentChecksum)) return fail("LZ4 frame has no content checksum");
   uint32_t block_size_id = block_descriptor >> 4;
   if (block_size_id < 4) return fail("bad LZ4 block size", block_size_id);
-  uint64_t max_block = uint64_t{1} << (2 * block_size_id + 8);
   uint64_t at = 6;
   if (flags & kLz4ContentSize) {
     if (available < at + 9) return fail("LZ4 frame truncated");
@@ -142,18 +151,24 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
     at += 8;
   }
   if (((LZ4_XXH32(src + 4, at - 4, 0) >> 8) & 0xFF) != src[at]) return fail("LZ4 frame descriptor checksum mismatch");
-  ++at;
+  *frame = Lz4Frame{flags, uint64_t{1} << (2 * block_size_id + 8), at + 1};
+  return StubStatus::success();
+}
 
-  uint64_t written = 0;
+// The blocks up to the end mark, each straight to its place in dst and proved by its own checksum
+// when the frame carries them.
+StubStatus decode_lz4_blocks(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, Lz4Frame& frame,
+                             uint64_t* produced) {
+  uint64_t at = frame.at, written = 0;
   for (;;) {
     if (available - at < 4) return fail("LZ4 frame truncated");
     uint32_t block = load_le<uint32_t>(src + at);
     at += 4;
     if (block == 0) break;
     uint64_t size = block & ~kLz4Uncompressed;
-    if (size > max_block) return fail("LZ4 block larger than the frame's block size", size);
+    if (size > frame.max_block) return fail("LZ4 block larger than the frame's block size", size);
     if (available - at < size) return fail("LZ4 frame truncated");
-    uint64_t room = capacity - written < max_block ? capacity - written : max_block;
+    uint64_t room = capacity - written < frame.max_block ? capacity - written : frame.max_block;
     if (block & kLz4Uncompressed) {
       if (size > room) return fail("LZ4 frame larger than its region", capacity);
       __builtin_memcpy(dst + written, src + at, size);
@@ -161,7 +176,8 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
     } else {
       // Linked blocks refer back into what this region already holds, still in place right
       // before dst + written: the prefix form of the dictionary API.
-      Lz4History history = (flags & kLz4BlockIndependent) ? Lz4History{dst + written, 0} : lz4_history(dst, written);
+      Lz4History history =
+          (frame.flags & kLz4BlockIndependent) ? Lz4History{dst + written, 0} : lz4_history(dst, written);
       int n = LZ4_decompress_safe_usingDict(reinterpret_cast<const char*>(src + at),
                                             reinterpret_cast<char*>(dst + written), static_cast<int>(size),
                                             static_cast<int>(room), reinterpret_cast<const char*>(history.begin),
@@ -170,18 +186,34 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
       written += static_cast<uint64_t>(n);
     }
     at += size;
-    if (flags & kLz4BlockChecksum) {
+    if (frame.flags & kLz4BlockChecksum) {
       if (available - at < 4) return fail("LZ4 frame truncated");
       if (LZ4_XXH32(src + at - size, size, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 block checksum mismatch");
       at += 4;
     }
   }
-  if (flags & kLz4ContentChecksum) {
+  frame.at = at;
+  *produced = written;
+  return StubStatus::success();
+}
+
+}  // namespace
+
+StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
+                                    uint64_t* consumed, uint64_t* produced) {
+  Lz4Frame frame;
+  KPACK_TRY(read_lz4_descriptor(src, available, capacity, require_frame_check_, &frame));
+  uint64_t written = 0;
+  KPACK_TRY(decode_lz4_blocks(src, available, dst, capacity, frame, &written));
+  uint64_t at = frame.at;
+  // The content checksum and size cover the whole region, whatever the blocks proved on their own.
+  if (frame.flags & kLz4ContentChecksum) {
     if (available - at < 4) return fail("LZ4 frame truncated");
     if (LZ4_XXH32(dst, written, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 content checksum mismatch");
     at += 4;
   }
-  if ((flags & kLz4ContentSize) && load_le<uint64_t>(src + 6) != written) return fail("LZ4 frame size mismatch", written);
+  if ((frame.flags & kLz4ContentSize) && load_le<uint64_t>(src + 6) != written)
+    return fail("LZ4 frame size mismatch", written);
   *consumed = at;
   *produced = written;
   return StubStatus::success();

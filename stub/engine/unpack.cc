@@ -42,11 +42,65 @@ StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, Un
   return StubStatus::success();
 }
 
+// The work area, from its start: the scratch window, the caller's codec arena, one arena per
+// helper, the decoded relocation table, then what the helpers need for themselves (stacks).
+struct WorkArea {
+  uint8_t* scratch = nullptr;  // kScratchSize bytes: the ELF headers
+  uint8_t* arenas = nullptr;   // 1 + helpers arenas of arena_size, the caller's first
+  uint64_t arena_size = 0;
+  uint8_t* table = nullptr;    // where the relocation table is decoded (nullptr: it is not)
+  uint32_t helpers = 0;        // as many as the memory allows
+  Range helper_memory;
+};
+
+// As many helpers as asked for and the engine has room to track.
+uint32_t helpers_asked(const UnpackRequest& request) {
+  if (request.codec == Codec::kRaw || !request.workers) return 0;
+  return request.max_workers < kMaxFrameWorkers ? request.max_workers : kMaxFrameWorkers;
+}
+
+// The work area goes high, out of the way of the kernel, but below 4 GiB; each helper costs a codec
+// state of its own, so fewer helpers start when the memory is short.
+StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
+                             const uint8_t* payload, bool virtual_base, UnpackResult& r, WorkArea* area) {
+  bool compressed = request.codec != Codec::kRaw;
+  uint64_t table_room = virtual_base && compressed ? align_up(request.relocations_size, 4096) : 0;
+  uint64_t codec_state = 0;
+  if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
+  uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
+  FreeMemory room = free;
+  KPACK_TRY(room.remove(request.image));
+  KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
+  uint64_t work = 0, work_size = 0, helper_bytes = 0;
+  for (uint32_t helpers = helpers_asked(request);; --helpers) {
+    helper_bytes = helpers ? align_up(request.workers->memory_for(helpers), 4096) : 0;
+    work_size = kScratchSize + (1 + helpers) * arena_size + table_room + helper_bytes;
+    if (room.highest_fit(work_size, 4096, &work)) {
+      area->helpers = helpers;
+      break;
+    }
+    if (helpers == 0) return fail("no room for the stub's work area", work_size);
+  }
+  r.work = range_of(work, work_size);
+  uint8_t* bytes = memory.writable(work, work_size);
+  if (!bytes) return fail("work area is not writable", work);
+  area->scratch = bytes;
+  area->arenas = bytes + kScratchSize;
+  area->arena_size = arena_size;
+  area->table = table_room ? area->arenas + (1 + area->helpers) * arena_size : nullptr;
+  area->helper_memory = range_of(work + work_size - helper_bytes, helper_bytes);
+  return StubStatus::success();
+}
+
 // A raw payload is laid out so its segments sit at run addresses relative to each other; when the
 // loader put it at a suitable address nothing moves, otherwise (or when a random physical slot is
 // asked for) one memmove takes it elsewhere.
 StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                      UnpackTrace& trace, UnpackResult& r) {
+                      const uint8_t* payload, UnpackTrace& trace, UnpackResult& r) {
+  KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size,
+                                 &r.kernel));
+  honor_min_alignment(request, r.kernel);
+  trace.phase("headers", r.kernel.headers_end);
   const KernelHeaders& k = r.kernel;
   if (!is_physically_mirrored(k)) return fail("raw payload is not laid out in physical order");
   uint64_t source = request.payload_addr + k.segments[0].offset;
@@ -225,35 +279,69 @@ uint32_t redo_unfinished(FrameQueue& q) {
   return redone;
 }
 
-// Every frame after the headers' goes straight to its place in the kernel (or, the relocation
-// table, to `table`), on the caller and whatever helpers start; frames of bytes between segments
-// are not decoded at all.
-StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                             UnpackTrace& trace, UnpackResult& r, FrameQueue& q, uint32_t helpers,
-                             Range helper_memory) {
+// The frame table, where the record says: inside the image, and covering the payload as
+// check_frame_table asks, before any frame is trusted.
+StubStatus read_frame_table(const UnpackRequest& request, PhysicalMemory& memory, const FrameEntry** out) {
+  const uint64_t table_bytes = uint64_t{request.frame_count} * sizeof(FrameEntry);
+  const FrameEntry* frames = reinterpret_cast<const FrameEntry*>(
+      request.frame_count <= kMaxFrames ? memory.readable(request.frame_table_addr, table_bytes) : nullptr);
+  if (!frames || !request.image.contains(range_of(request.frame_table_addr, table_bytes)))
+    return fail("the payload's frame table lies outside the image", request.frame_table_addr, request.frame_count);
+  KPACK_TRY(check_frame_table(frames, request.frame_count, request.payload_size, request.relocations_size));
+  *out = frames;
+  return StubStatus::success();
+}
+
+// The first frame holds the ELF headers: decoded and proved before anything is parsed.
+StubStatus read_compressed_headers(const UnpackRequest& request, const uint8_t* payload, const FrameEntry& first,
+                                   FrameDecoder& decoder, uint8_t* scratch, UnpackTrace& trace, UnpackResult& r) {
+  if (first.size > kScratchSize) return fail("the kernel's ELF headers are larger than the scratch window", first.size);
+  KPACK_TRY(decode_frame(decoder, payload, first, 0, request.digest, scratch));
+  KPACK_TRY(parse_kernel_headers(scratch, first.size, ~0ull, &r.kernel));
+  if (first.size != r.kernel.segments[0].offset)
+    return fail("first payload frame does not end where the first segment starts", first.size);
+  honor_min_alignment(request, r.kernel);
+  trace.phase("headers", first.size);
+  return StubStatus::success();
+}
+
+// The kernel's whole span, writable before any frame is decoded: the frames land in any order.
+StubStatus place_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
+                            UnpackTrace& trace, UnpackResult& r, uint8_t** kernel_bytes) {
   const KernelHeaders& k = r.kernel;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(r.work));
   KPACK_TRY(place_kernel(request, room, r));
   trace.phase("placed", k.span());
+  *kernel_bytes = memory.writable(r.base, k.span());
+  if (!*kernel_bytes) return fail("kernel destination is not writable", r.base, k.span());
+  return StubStatus::success();
+}
 
-  q.kernel = &r.kernel;
-  q.kernel_bytes = memory.writable(r.base, k.span());
-  if (!q.kernel_bytes) return fail("kernel destination is not writable", r.base, k.span());
-  q.elf_frames = request.frame_count - (request.relocations_size ? 1 : 0);
-  const FrameEntry& last = q.frames[q.elf_frames - 1];
+// The frames before the relocation table's; the last of them must end the kernel's last segment.
+StubStatus count_elf_frames(const UnpackRequest& request, const FrameEntry* frames, const KernelHeaders& k,
+                            uint32_t* count) {
+  *count = request.frame_count - (request.relocations_size ? 1 : 0);
+  const FrameEntry& last = frames[*count - 1];
   if (last.file_offset + last.size != k.file_end)
     return fail("payload frames do not end with the kernel's last segment", k.file_end);
-  // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
-  KPACK_TRY(cut_zero_pieces(r, memory, &q.zero));
-  q.workers = request.workers;
-  if (helpers) r.workers_started = request.workers->start(decode_frames, &q, helpers, helper_memory);
+  return StubStatus::success();
+}
+
+// The caller decodes alongside whatever helpers start, then redoes what a stopped helper left undone.
+void run_queue(FrameQueue& q, const WorkArea& work, UnpackResult& r) {
+  if (work.helpers) r.workers_started = q.workers->start(decode_frames, &q, work.helpers, work.helper_memory);
   decode_frames(&q, 0);
-  if (helpers) {
-    request.workers->finish();
+  if (work.helpers) {
+    q.workers->finish();
     r.redone = redo_unfinished(q);
   }
+}
+
+// The error of the lowest failing frame, the one a single CPU decoding in order would have met;
+// without one, who decoded what.
+StubStatus collect_queue(const FrameQueue& q, UnpackResult& r) {
   uint32_t first_failure = ~0u;
   StubStatus status = StubStatus::success();
   for (uint32_t w = 0; w <= r.workers_started; ++w) {
@@ -263,6 +351,33 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   KPACK_TRY(status);
   r.frames_by_caller = q.frames_by[0];
   r.decoded = q.decoded;
+  return StubStatus::success();
+}
+
+// Every frame after the headers' goes straight to its place in the kernel (or, the relocation
+// table, to the work area's), on the caller and whatever helpers start; frames of bytes between
+// segments are not decoded at all.
+StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
+                             const uint8_t* payload, const WorkArea& work, UnpackTrace& trace, UnpackResult& r) {
+  const FrameEntry* frames = nullptr;
+  KPACK_TRY(read_frame_table(request, memory, &frames));
+  FrameDecoder decoder;
+  Arena arena(work.arenas, work.arena_size);
+  KPACK_TRY(decoder.init(request.codec, arena, request.digest != FrameDigest::kXxh3));
+  KPACK_TRY(read_compressed_headers(request, payload, frames[0], decoder, work.scratch, trace, r));
+  uint8_t* kernel_bytes = nullptr;
+  KPACK_TRY(place_compressed(request, free, memory, trace, r, &kernel_bytes));
+  uint32_t elf_frames = 0;
+  KPACK_TRY(count_elf_frames(request, frames, r.kernel, &elf_frames));
+  FrameQueue queue{.kernel = &r.kernel, .frames = frames, .payload = payload, .kernel_bytes = kernel_bytes,
+                   .table = work.table, .elf_frames = elf_frames, .count = request.frame_count,
+                   .codec = request.codec, .digest = request.digest, .caller_decoder = &decoder,
+                   .helper_arenas = work.arenas + work.arena_size, .arena_size = work.arena_size,
+                   .workers = request.workers};
+  // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
+  KPACK_TRY(cut_zero_pieces(r, memory, &queue.zero));
+  run_queue(queue, work, r);
+  KPACK_TRY(collect_queue(queue, r));
   trace.phase("segments", r.decoded);
   return StubStatus::success();
 }
@@ -279,6 +394,15 @@ StubStatus randomize_virtual_base(const UnpackRequest& request, const uint8_t* t
   return StubStatus::success();
 }
 
+// A raw kernel's tails are zeroed last: its relocation table may lie there (the queue zeroed a
+// compressed kernel's with the frames).
+StubStatus zero_raw_tails(const UnpackResult& r, PhysicalMemory& memory) {
+  ZeroPieces tails;
+  KPACK_TRY(cut_zero_pieces(r, memory, &tails));
+  for (uint32_t p = 0; p < tails.count; ++p) __builtin_memset(tails.pieces[p].at, 0, tails.pieces[p].size);
+  return StubStatus::success();
+}
+
 }  // namespace
 
 StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
@@ -288,74 +412,16 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   if (!payload || request.payload_size == 0) return fail("payload is not in memory", request.payload_addr);
   if (!request.image.contains(range_of(request.payload_addr, request.payload_size)))
     return fail("payload lies outside the image", request.payload_addr);
+  bool raw = request.codec == Codec::kRaw;
   bool virtual_base = request.kaslr.virtual_base && request.relocations_size;
-  bool compressed = request.codec != Codec::kRaw;
-
-  // The work area (scratch window, codec state, and a decoded relocation table) goes high, out of
-  // the way of the kernel, but below 4 GiB.
-  uint64_t table_room = virtual_base && compressed ? align_up(request.relocations_size, 4096) : 0;
-  uint64_t codec_state = 0;
-  if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
-  uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
-  // Each helper decodes with a codec state of its own; as many as the memory allows.
-  uint32_t helpers = !compressed || !request.workers ? 0
-                     : request.max_workers < kMaxFrameWorkers ? request.max_workers : kMaxFrameWorkers;
-  FreeMemory room = free;
-  KPACK_TRY(room.remove(request.image));
-  KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
-  uint64_t work = 0, work_size = 0;
-  uint64_t helper_bytes = 0;
-  for (;; --helpers) {
-    helper_bytes = helpers ? align_up(request.workers->memory_for(helpers), 4096) : 0;
-    work_size = kScratchSize + (1 + helpers) * arena_size + table_room + helper_bytes;
-    if (room.highest_fit(work_size, 4096, &work)) break;
-    if (helpers == 0) return fail("no room for the stub's work area", work_size);
-  }
-  r.work = range_of(work, work_size);
-  uint8_t* work_bytes = memory.writable(work, work_size);
-  if (!work_bytes) return fail("work area is not writable", work);
-  uint8_t* scratch = work_bytes;
-  Arena arena(work_bytes + kScratchSize, arena_size);
-  const uint8_t* table = nullptr;
-
-  if (!compressed) {
-    KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size,
-                                   &r.kernel));
-    honor_min_alignment(request, r.kernel);
-    trace.phase("headers", r.kernel.headers_end);
-    KPACK_TRY(unpack_raw(request, free, memory, trace, r));
-    table = payload + request.payload_size - request.relocations_size;
-  } else {
-    const uint64_t table_bytes = uint64_t{request.frame_count} * sizeof(FrameEntry);
-    const FrameEntry* frames = reinterpret_cast<const FrameEntry*>(
-        request.frame_count <= kMaxFrames ? memory.readable(request.frame_table_addr, table_bytes) : nullptr);
-    if (!frames || !request.image.contains(range_of(request.frame_table_addr, table_bytes)))
-      return fail("the payload's frame table lies outside the image", request.frame_table_addr, request.frame_count);
-    KPACK_TRY(check_frame_table(frames, request.frame_count, request.payload_size, request.relocations_size));
-    FrameDecoder decoder;
-    KPACK_TRY(decoder.init(request.codec, arena, request.digest != FrameDigest::kXxh3));
-    // The first frame holds the ELF headers: decoded and proved before anything is parsed.
-    if (frames[0].size > kScratchSize) return fail("the kernel's ELF headers are larger than the scratch window", frames[0].size);
-    KPACK_TRY(decode_frame(decoder, payload, frames[0], 0, request.digest, scratch));
-    KPACK_TRY(parse_kernel_headers(scratch, frames[0].size, ~0ull, &r.kernel));
-    if (frames[0].size != r.kernel.segments[0].offset)
-      return fail("first payload frame does not end where the first segment starts", frames[0].size);
-    honor_min_alignment(request, r.kernel);
-    trace.phase("headers", frames[0].size);
-    // The relocation table is the last frame (stock images carry it after the ELF too).
-    uint8_t* decoded_table = virtual_base ? work_bytes + kScratchSize + (1 + helpers) * arena_size : nullptr;
-    FrameQueue queue{nullptr, frames, payload, nullptr, decoded_table, 0, request.frame_count, request.codec,
-                     request.digest, &decoder, work_bytes + kScratchSize + arena_size, arena_size};
-    Range helper_memory = range_of(work + work_size - helper_bytes, helper_bytes);
-    KPACK_TRY(unpack_compressed(request, free, memory, trace, r, queue, helpers, helper_memory));
-    table = decoded_table;
-  }
+  WorkArea work;
+  KPACK_TRY(reserve_work_area(request, free, memory, payload, virtual_base, r, &work));
+  if (raw) KPACK_TRY(unpack_raw(request, free, memory, payload, trace, r));
+  if (!raw) KPACK_TRY(unpack_compressed(request, free, memory, payload, work, trace, r));
+  // The relocation table is the payload's last bytes, or (compressed) its last frame decoded.
+  const uint8_t* table = raw ? payload + request.payload_size - request.relocations_size : work.table;
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));
-  if (!compressed) {  // the queue zeroed a compressed kernel's tails; a raw one's table may lie there
-    ZeroPieces tails;
-    KPACK_TRY(cut_zero_pieces(r, memory, &tails));
-    for (uint32_t p = 0; p < tails.count; ++p) __builtin_memset(tails.pieces[p].at, 0, tails.pieces[p].size);
-  }
+  if (raw) KPACK_TRY(zero_raw_tails(r, memory));
   r.entry = r.base + (r.kernel.entry - r.kernel.physical.begin);
   *result = r;
   return StubStatus::success();

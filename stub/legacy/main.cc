@@ -1,5 +1,5 @@
 // The stub's C++ entry for the boot protocol's 16-, 32- and 64-bit entries: runs the shared boot
-// (boot_kernel.cc) on the record entry64.S has checked, with memory through the stub's own
+// (stub/boot.cc) on the record entry64.S has checked, with memory through the stub's own
 // identity map, and returns the kernel's entry point to entry64.S. Any error halts with one line
 // on COM1.
 #include "stub/engine/acpi_madt.h"
@@ -55,8 +55,8 @@ class ApplicationProcessors final : public FrameWorkers {
   ApplicationProcessors(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
                         const StubRecord& record, PhysicalMemory& memory)
       : params_(params) {
-    const char* text = reinterpret_cast<const char*>(env.command_line.begin);
-    uint64_t length = env.command_line.empty() ? 0 : env.command_line.size() - 1;
+    const char* text = command_line_text(env);
+    uint64_t length = command_line_length(env);
     debug_ = command_line_has(text, length, "kpack.debug");
     request_.params = &params;
     request_.params_addr = reinterpret_cast<uint64_t>(&params);

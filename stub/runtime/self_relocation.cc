@@ -4,26 +4,17 @@
 // constructors run, as a C runtime would run them (liblzma 5.4 picks its CRC64 code in one).
 #include <stdint.h>
 
+#include "formats/elf64.h"
 #include "stub/runtime/asm_symbols.h"
 #include "stub/arch/halt.h"
 
-namespace {
-
-struct Rela {
-  uint64_t offset;
-  uint64_t info;
-  int64_t addend;
-};
-
-constexpr uint32_t kRelative = 8;  // R_X86_64_RELATIVE
-
-}  // namespace
+using kpack::elf::Rela;
 
 extern "C" void apply_relocations(uint8_t* base) {
   const auto* begin = reinterpret_cast<const Rela*>(__rela_start);
   const auto* end = reinterpret_cast<const Rela*>(__rela_end);
   for (const Rela* r = begin; r < end; ++r) {
-    if (static_cast<uint32_t>(r->info) != kRelative)
+    if (static_cast<uint32_t>(r->info) != kpack::elf::kRX86_64Relative)
       kpack::halt_with(kpack::fail("the stub holds a relocation it cannot apply", r->info, r->offset));
     *reinterpret_cast<uint64_t*>(base + r->offset) = reinterpret_cast<uint64_t>(base) + r->addend;
   }

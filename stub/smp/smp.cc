@@ -133,6 +133,91 @@ bool prepare_trampoline(PhysicalMemory& memory, uint64_t page, Range stacks, uin
   return true;
 }
 
+// Spins until no started AP's slot is in `state` any more, or `microseconds` have passed.
+void wait_while_any_in(uint32_t state, uint64_t microseconds) {
+  uint64_t deadline = deadline_after(microseconds);
+  for (;;) {
+    uint32_t in_state = 0;
+    for (uint32_t i = 0; i < helpers.count; ++i) in_state += state_of(helpers.slots[i]) == state;
+    if (!in_state || rdtsc() > deadline) break;
+    asm volatile("pause");
+  }
+}
+
+// Whether this CPU can start the others, and the page below 1 MiB where they come up in real mode
+// and reach long mode through a 32-bit CR3.
+StubStatus find_startup_page(const HelperRequest& request, const CpuList& cpus, uint64_t* page) {
+  uint32_t self = current_apic_id();
+  uint64_t cr3;
+  asm volatile("mov %%cr3, %0" : "=r"(cr3));
+  if (cpu_index_of(cpus, self) < 0) return fail("SMP: boot CPU not listed (APIC ID)", self);
+  if (!helpers.apic.open()) return fail("SMP: no local APIC");
+  if (cr3 >> 32) return fail("SMP: CR3 above 4 GiB", cr3);
+  if (!find_trampoline_page(*request.params, request.params_addr, *request.env, request.image, page))
+    return fail("SMP: no page below 1 MiB");
+  return StubStatus::success();
+}
+
+// The APs the firmware lists besides this CPU, as many as kpack.cpus allows and the helper memory holds.
+uint32_t helpers_wanted(const HelperRequest& request, const CpuList& cpus) {
+  uint32_t count = cpus.count - 1;
+  if (count > request.max_cpus - 1) count = request.max_cpus - 1;
+  uint32_t fit = helpers_that_fit(request.helper_memory.size());
+  return count < fit ? count : fit;
+}
+
+// A slot for each of those APs, in the firmware's order, at the start of the helper memory.
+ApSlot* write_slots(const HelperRequest& request, const CpuList& cpus, uint32_t count) {
+  auto* slots = reinterpret_cast<ApSlot*>(request.memory->writable(request.helper_memory.begin, helper_memory_size(count)));
+  if (!slots) return nullptr;
+  uint32_t self = current_apic_id();
+  for (uint32_t i = 0, n = 0; i < cpus.count && n < count; ++i)
+    if (cpus.apic_id[i] != self) slots[n] = ApSlot{cpus.apic_id[i], n + 1, kWaiting, 0}, ++n;
+  return slots;
+}
+
+// The slots, then the stacks and the trampoline, all written before any AP can look at them.
+StubStatus prepare_helpers(const HelperRequest& request, const CpuList& cpus, uint64_t page) {
+  uint32_t count = helpers_wanted(request, cpus);
+  if (count == 0) return fail("SMP: no stack memory", request.helper_memory.size());
+  ApSlot* slots = write_slots(request, cpus, count);
+  if (!slots) return fail("SMP: no stack memory", request.helper_memory.begin);
+  Range stacks{request.helper_memory.begin + slot_table_size(count), request.helper_memory.begin + helper_memory_size(count)};
+  if (!prepare_trampoline(*request.memory, page, stacks, count, request.break_trampoline))
+    return fail("SMP: no page below 1 MiB", page);
+  helpers.slots = slots;
+  helpers.count = count;
+  helpers.work = request.work;
+  helpers.arg = request.arg;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  return StubStatus::success();
+}
+
+// INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel.
+void send_init_and_startup(uint64_t page) {
+  auto vector = static_cast<uint8_t>(page >> 12);
+  for (uint32_t i = 0; i < helpers.count; ++i) helpers.apic.send_init_assert(helpers.slots[i].apic_id);
+  if (needs_init_delay()) delay(kInitDelayMicroseconds);
+  for (uint32_t i = 0; i < helpers.count; ++i) helpers.apic.send_init_deassert(helpers.slots[i].apic_id);
+  for (uint32_t i = 0; i < helpers.count; ++i) helpers.apic.send_startup(helpers.slots[i].apic_id, vector);
+  delay(kStartupDelayMicroseconds);
+  // The second START IPI, for an AP that missed the first (one already running ignores it).
+  for (uint32_t i = 0; i < helpers.count; ++i)
+    if (state_of(helpers.slots[i]) == kWaiting) helpers.apic.send_startup(helpers.slots[i].apic_id, vector);
+}
+
+// Too late: such an AP must never run `work`, and INIT stops it wherever it is. Returns how many.
+uint32_t abandon_late_helpers() {
+  uint32_t abandoned = 0;
+  for (uint32_t i = 0; i < helpers.count; ++i) {
+    if (claim(helpers.slots[i], kAbandoned)) {
+      ++abandoned;
+      init(helpers.slots[i].apic_id);
+    }
+  }
+  return abandoned;
+}
+
 }  // namespace
 
 uint64_t helper_memory_size(uint32_t count) { return slot_table_size(count) + count * kHelperStackSize; }
@@ -141,100 +226,31 @@ uint32_t start_helpers(const HelperRequest& request, HelperReport* report) {
   *report = HelperReport{};
   helpers.count = 0;
   if (request.max_cpus <= 1) return 0;
-
+  // A machine with one CPU has nobody to start, which is no problem.
   CpuList cpus;
   report->problem = find_cpus(*request.memory, request.rsdp, &cpus);
   if (!report->problem.ok()) return 0;
   report->found = cpus.count;
-  uint32_t self = current_apic_id();
-  uint64_t cr3, page;
-  asm volatile("mov %%cr3, %0" : "=r"(cr3));
   if (cpus.count < 2) return 0;
-  if (cpu_index_of(cpus, self) < 0) {
-    report->problem = fail("SMP: boot CPU not listed (APIC ID)", self);
-    return 0;
-  }
-  if (!helpers.apic.open()) {
-    report->problem = fail("SMP: no local APIC");
-    return 0;
-  }
-  if (cr3 >> 32) {
-    report->problem = fail("SMP: CR3 above 4 GiB", cr3);
-    return 0;
-  }
-  if (!find_trampoline_page(*request.params, request.params_addr, *request.env, request.image, &page)) {
-    report->problem = fail("SMP: no page below 1 MiB");
-    return 0;
-  }
-  uint32_t count = cpus.count - 1;
-  if (count > request.max_cpus - 1) count = request.max_cpus - 1;
-  uint32_t fit = helpers_that_fit(request.helper_memory.size());
-  if (count > fit) count = fit;
-  if (count == 0) {
-    report->problem = fail("SMP: no stack memory", request.helper_memory.size());
-    return 0;
-  }
-
-  // The slots, then the stacks; the slots must be written before any AP can look at them.
-  auto* slots = reinterpret_cast<ApSlot*>(request.memory->writable(request.helper_memory.begin, helper_memory_size(count)));
-  if (!slots) {
-    report->problem = fail("SMP: no stack memory", request.helper_memory.begin);
-    return 0;
-  }
-  for (uint32_t i = 0, n = 0; i < cpus.count && n < count; ++i)
-    if (cpus.apic_id[i] != self) slots[n] = ApSlot{cpus.apic_id[i], n + 1, kWaiting, 0}, ++n;
-  Range stacks{request.helper_memory.begin + slot_table_size(count), request.helper_memory.begin + helper_memory_size(count)};
-  if (!prepare_trampoline(*request.memory, page, stacks, count, request.break_trampoline)) {
-    report->problem = fail("SMP: no page below 1 MiB", page);
-    return 0;
-  }
-  helpers.slots = slots;
-  helpers.count = count;
-  helpers.work = request.work;
-  helpers.arg = request.arg;
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-
-  // INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel.
+  // Everything an AP reads is in place before the first INIT.
+  uint64_t page = 0;
+  report->problem = find_startup_page(request, cpus, &page);
+  if (report->problem.ok()) report->problem = prepare_helpers(request, cpus, page);
+  if (!report->problem.ok()) return 0;
   helpers.apic.enable();
   uint64_t start = rdtsc();
-  auto vector = static_cast<uint8_t>(page >> 12);
-  for (uint32_t i = 0; i < count; ++i) helpers.apic.send_init_assert(slots[i].apic_id);
-  if (needs_init_delay()) delay(kInitDelayMicroseconds);
-  for (uint32_t i = 0; i < count; ++i) helpers.apic.send_init_deassert(slots[i].apic_id);
-  for (uint32_t i = 0; i < count; ++i) helpers.apic.send_startup(slots[i].apic_id, vector);
-  delay(kStartupDelayMicroseconds);
-  // The second START IPI, for an AP that missed the first (one already running ignores it).
-  for (uint32_t i = 0; i < count; ++i)
-    if (state_of(slots[i]) == kWaiting) helpers.apic.send_startup(slots[i].apic_id, vector);
-
-  uint64_t deadline = deadline_after(kCheckInMicroseconds);
-  for (;;) {
-    uint32_t waiting = 0;
-    for (uint32_t i = 0; i < count; ++i) waiting += state_of(slots[i]) == kWaiting;
-    if (!waiting || rdtsc() > deadline) break;
-    asm volatile("pause");
-  }
+  send_init_and_startup(page);
+  // An AP that never checks in must not hold up the boot: the wait is bounded.
+  wait_while_any_in(kWaiting, kCheckInMicroseconds);
   report->start_cycles = rdtsc() - start;
-  // Too late: such an AP must never run `work`, and INIT stops it wherever it is.
-  for (uint32_t i = 0; i < count; ++i) {
-    if (claim(slots[i], kAbandoned)) {
-      ++report->abandoned;
-      init(slots[i].apic_id);
-    }
-  }
-  report->started = count - report->abandoned;
+  report->abandoned = abandon_late_helpers();
+  report->started = helpers.count - report->abandoned;
   return report->started;
 }
 
 uint32_t park_helpers() {
   if (!helpers.count) return 0;
-  uint64_t deadline = deadline_after(kParkMicroseconds);
-  for (;;) {
-    uint32_t running = 0;
-    for (uint32_t i = 0; i < helpers.count; ++i) running += state_of(helpers.slots[i]) == kRunning;
-    if (!running || rdtsc() > deadline) break;
-    asm volatile("pause");
-  }
+  wait_while_any_in(kRunning, kParkMicroseconds);
   uint32_t ran = 0;
   // Wait-for-SIPI, as after firmware: the kernel starts the APs with its own INIT-SIPI-SIPI, and
   // an AP halted in our trampoline could wake (NMI, SMI) into a page the kernel has reused.
