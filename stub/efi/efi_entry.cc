@@ -67,13 +67,12 @@ Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::Bo
   for (uint64_t i = 0; i < chars && n < limit && text[i]; ++i)
     out[n++] = text[i] < 0x80 ? static_cast<char>(text[i]) : '?';
   out[n] = 0;
-  params->hdr.cmd_line_ptr = static_cast<uint32_t>(address);
-  params->ext_cmd_line_ptr = static_cast<uint32_t>(address >> 32);
+  params->set_command_line_address(address);
   return kSuccess;
 }
 
 const char* command_line(const boot::BootParams& params) {
-  return reinterpret_cast<const char*>(uint64_t{params.hdr.cmd_line_ptr} | uint64_t{params.ext_cmd_line_ptr} << 32);
+  return reinterpret_cast<const char*>(params.command_line_address());
 }
 
 uint64_t length(const char* text) {
