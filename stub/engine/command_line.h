@@ -36,20 +36,23 @@ struct Word {
 template <typename Offset, typename Read>
 Word<Offset> read_word(const Read& read, Offset at, Offset end) {
   Word<Offset> word{at, at, at, at, at, false};
-  bool quoted = false;
+  bool quoted = false, opened = false;
+  uint8_t last = 0;
   for (; at < end; ++at) {
     uint8_t c = read(at);
     if (c == 0 || (is_separator(c) && !quoted)) break;
+    if (c == '"') {
+      quoted = !quoted;
+      // An opening quote of the word or of its value is left out, and one closing quote with it.
+      Offset& begin = word.has_value ? word.value_begin : word.key_begin;
+      if (begin == at && !opened) ++begin, opened = true;
+    }
     if (c == '=' && !word.has_value) word.key_end = at, word.value_begin = at + 1, word.has_value = true;
-    if (c == '"') quoted = !quoted;
+    last = c;
   }
   word.end = at;
-  // Opening quotes go, and one closing quote at the word's end with them.
-  bool opened = read(word.key_begin) == '"';
-  word.key_begin += opened;
-  if (word.has_value && word.value_begin < at && read(word.value_begin) == '"') ++word.value_begin, opened = true;
   Offset last_begin = word.has_value ? word.value_begin : word.key_begin;
-  if (opened && at > last_begin && read(static_cast<Offset>(at - 1)) == '"') --at;
+  if (opened && last == '"' && at > last_begin) --at;
   word.value_end = at;
   if (!word.has_value) word.key_end = word.value_begin = at;
   return word;
