@@ -332,6 +332,13 @@ struct BootParams {
   uint8_t pad8[48];
   EddInfo eddbuf[kEddMaxDevices];
   uint8_t pad9[276];
+
+  // The command line's address: cmd_line_ptr, and its high half in ext_cmd_line_ptr (64-bit loaders).
+  uint64_t command_line_address() const { return hdr.cmd_line_ptr | uint64_t{ext_cmd_line_ptr} << 32; }
+  void set_command_line_address(uint64_t address) {
+    hdr.cmd_line_ptr = static_cast<uint32_t>(address);
+    ext_cmd_line_ptr = static_cast<uint32_t>(address >> 32);
+  }
 };
 static_assert(sizeof(BootParams) == 4096);
 static_assert(offsetof(BootParams, apm_bios_info) == 0x040);

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/efi_memory.h"
+
 namespace kpack::efi {
 
 #define KPACK_EFIAPI __attribute__((ms_abi))
@@ -55,23 +57,6 @@ struct SimpleTextOutput {
 };
 
 enum AllocateType : uint32_t { kAllocateAnyPages = 0, kAllocateMaxAddress = 1, kAllocateAddress = 2 };
-
-enum MemoryType : uint32_t {
-  kReservedMemory = 0, kLoaderCode = 1, kLoaderData = 2, kBootServicesCode = 3, kBootServicesData = 4,
-  kRuntimeServicesCode = 5, kRuntimeServicesData = 6, kConventionalMemory = 7, kUnusableMemory = 8,
-  kAcpiReclaimMemory = 9, kAcpiMemoryNvs = 10, kMemoryMappedIo = 11, kMemoryMappedIoPortSpace = 12,
-  kPalCode = 13, kPersistentMemory = 14,
-};
-inline constexpr uint64_t kMemorySpecificPurpose = 0x40000;  // EFI_MEMORY_SP
-
-struct MemoryDescriptor {
-  uint32_t type;
-  uint32_t pad;
-  uint64_t physical_start;
-  uint64_t virtual_start;
-  uint64_t number_of_pages;
-  uint64_t attribute;
-};
 
 struct BootServices {
   TableHeader header;

@@ -61,13 +61,12 @@ Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::Bo
   if (!address) return kOutOfResources;
   const auto* text = static_cast<const char16_t*>(image.load_options);
   utf16_command_line_to_utf8(text, image.load_options_size / 2, reinterpret_cast<char*>(address), limit);
-  params->hdr.cmd_line_ptr = static_cast<uint32_t>(address);
-  params->ext_cmd_line_ptr = static_cast<uint32_t>(address >> 32);
+  params->set_command_line_address(address);
   return kSuccess;
 }
 
 const char* command_line(const boot::BootParams& params) {
-  return reinterpret_cast<const char*>(uint64_t{params.hdr.cmd_line_ptr} | uint64_t{params.ext_cmd_line_ptr} << 32);
+  return reinterpret_cast<const char*>(params.command_line_address());
 }
 
 uint64_t length(const char* text) {

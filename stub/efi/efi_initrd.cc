@@ -4,6 +4,7 @@
 // was loaded from and concatenated in order.
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
+#include "stub/engine/command_line.h"
 
 namespace kpack::efi {
 namespace {
@@ -57,24 +58,19 @@ Status load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
   return kSuccess;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// Calls visit(path, length) for each initrd= word of the command line.
+// Calls visit(path, length) for each initrd= word of the command line, in order.
 template <typename Visit>
-Status for_each_initrd_path(const char* command_line, Visit visit) {
-  for (const char* p = command_line; p && *p;) {
-    while (is_space(*p)) ++p;
-    const char* word = p;
-    while (*p && !is_space(*p)) ++p;
-    static constexpr char kKey[] = "initrd=";
-    bool match = p - word > 7;
-    for (int i = 0; match && i < 7; ++i) match = word[i] == kKey[i];
-    if (match) {
-      Status status = visit(word + 7, static_cast<size_t>(p - word - 7));
-      if (failed(status)) return status;
-    }
-  }
-  return kSuccess;
+Status for_each_initrd_path(const char* text, Visit visit) {
+  if (!text) return kSuccess;
+  namespace words = kpack::command_line;
+  words::Bytes read{text};
+  Status status = kSuccess;
+  words::for_each_word(read, uint64_t{0}, ~uint64_t{0}, [&](const words::Word<uint64_t>& word) {
+    if (!words::has_key(read, word, "initrd") || word.value_begin == word.value_end) return false;
+    status = visit(text + word.value_begin, static_cast<size_t>(word.value_end - word.value_begin));
+    return failed(status);
+  });
+  return status;
 }
 
 Status open_file(File* root, const char* path, size_t length, File** file) {

@@ -1,12 +1,11 @@
 #include "stub/efi/efi_boot.h"
+#include "stub/engine/efi_memory_map.h"
 
 namespace kpack::efi {
 namespace {
 
-constexpr uint64_t kPage = 4096;
-
 Range page_range(uint64_t addr, uint64_t size) {
-  return Range{addr & ~(kPage - 1), (addr + size + kPage - 1) & ~(kPage - 1)};
+  return Range{addr & ~(kPageSize - 1), (addr + size + kPageSize - 1) & ~(kPageSize - 1)};
 }
 
 }  // namespace
@@ -41,7 +40,7 @@ bool FirmwareMemory::claim(Range r) {
     if (held) continue;
     if (claim_count_ == kMaxClaims) return false;
     uint64_t address = at;
-    Status status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPage, &address);
+    Status status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPageSize, &address);
     asm volatile("cli" ::: "memory");  // the firmware left them on; the engine runs without (efi_entry.cc)
     if (failed(status)) return false;
     claims_[claim_count_++] = Range{at, next};
@@ -51,7 +50,7 @@ bool FirmwareMemory::claim(Range r) {
 }
 
 void FirmwareMemory::release() {
-  for (uint32_t i = 0; i < claim_count_; ++i) fw_.boot->free_pages(claims_[i].begin, claims_[i].size() / kPage);
+  for (uint32_t i = 0; i < claim_count_; ++i) fw_.boot->free_pages(claims_[i].begin, claims_[i].size() / kPageSize);
   claim_count_ = 0;
 }
 
@@ -75,56 +74,11 @@ Status reread_memory_map(const Firmware& fw, MemoryMap* map) {
                                  &map->descriptor_size, &map->descriptor_version);
 }
 
-namespace {
-
-// The Linux EFI stub's mapping (setup_e820 in drivers/firmware/efi/libstub/x86-stub.c).
-uint32_t e820_type(const MemoryDescriptor& d, bool conventional_only) {
-  if (conventional_only) return d.type == kConventionalMemory ? boot::kE820Ram : boot::kE820Reserved;
-  switch (d.type) {
-    case kLoaderCode:
-    case kLoaderData:
-    case kBootServicesCode:
-    case kBootServicesData:
-    case kConventionalMemory:
-      return (d.attribute & kMemorySpecificPurpose) ? boot::kE820SoftReserved : boot::kE820Ram;
-    case kUnusableMemory: return boot::kE820Unusable;
-    case kAcpiReclaimMemory: return boot::kE820Acpi;
-    case kAcpiMemoryNvs: return boot::kE820Nvs;
-    case kPersistentMemory: return boot::kE820Pmem;
-    default: return boot::kE820Reserved;
-  }
-}
-
-}  // namespace
-
 uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
                             boot::E820Entry* extended, uint32_t extended_capacity) {
-  uint32_t count = 0, extra = 0;
-  boot::E820Entry last{};
-  bool have_last = false;
-  auto emit = [&](const boot::E820Entry& e) {
-    if (count < boot::kE820MaxEntries) params->e820_table[count++] = e;
-    else if (extra < extended_capacity) extended[extra++] = e;
-  };
-  for (uint64_t i = 0; i < map.count(); ++i) {
-    const MemoryDescriptor& d = map.at(i);
-    uint32_t type = e820_type(d, conventional_only);
-    if (conventional_only && type != boot::kE820Ram) continue;  // only free RAM matters there
-    uint64_t start = d.physical_start, size = d.number_of_pages * kPage;
-    // Adjacent ranges of one type become one entry, as the kernel would merge them anyway.
-    if (have_last && uint32_t{last.type} == type && uint64_t{last.addr} + uint64_t{last.size} == start) {
-      last.size = uint64_t{last.size} + size;
-      continue;
-    }
-    if (have_last) emit(last);
-    last.addr = start;
-    last.size = size;
-    last.type = type;
-    have_last = true;
-  }
-  if (have_last) emit(last);
-  params->e820_entries = static_cast<uint8_t>(count);
-  return extra;
+  EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
+  return efi_memory_map_to_e820(view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params,
+                                extended, extended_capacity);
 }
 
 }  // namespace kpack::efi

@@ -26,12 +26,6 @@ StubStatus add_usable_ram(const boot::BootParams& params, FreeMemory& free) {
   return StubStatus::success();
 }
 
-uint64_t command_line_length(const char* text, uint64_t max) {
-  uint64_t n = 0;
-  while (n < max && text[n]) ++n;
-  return n;
-}
-
 }  // namespace
 
 StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
@@ -40,7 +34,7 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
   KPACK_TRY(add_usable_ram(params, env.free));
   KPACK_TRY(env.free.remove(range_of(boot_params_addr, sizeof(boot::BootParams))));
 
-  uint64_t cmdline = params.hdr.cmd_line_ptr | (uint64_t{params.ext_cmd_line_ptr} << 32);
+  uint64_t cmdline = params.command_line_address();
   if (cmdline) {
     uint64_t max = params.hdr.cmdline_size ? uint64_t{params.hdr.cmdline_size} : 255;
     // It may lie above 4 GiB (a 64-bit loader, XLF_CAN_BE_LOADED_ABOVE_4G): `memory` decides.
@@ -88,33 +82,6 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
   }
   *out = env;
   return StubStatus::success();
-}
-
-bool command_line_has(const char* text, uint64_t length, const char* word) {
-  uint64_t word_length = command_line_length(word, 256);
-  for (uint64_t i = 0; i + word_length <= length; ++i) {
-    if (i > 0 && text[i - 1] != ' ') continue;
-    uint64_t k = 0;
-    while (k < word_length && text[i + k] == word[k]) ++k;
-    if (k == word_length && (i + k == length || text[i + k] == ' ' || text[i + k] == 0)) return true;
-  }
-  return false;
-}
-
-uint64_t command_line_number(const char* text, uint64_t length, const char* key, uint64_t fallback) {
-  uint64_t key_length = command_line_length(key, 256);
-  uint64_t result = fallback;
-  for (uint64_t i = 0; i + key_length + 1 < length; ++i) {
-    if (i > 0 && text[i - 1] != ' ') continue;
-    uint64_t k = 0;
-    while (k < key_length && text[i + k] == key[k]) ++k;
-    if (k != key_length || text[i + k] != '=') continue;
-    uint64_t at = i + k + 1, value = 0, digits = 0;
-    for (; at < length && text[at] >= '0' && text[at] <= '9' && digits < 19; ++at, ++digits)
-      value = value * 10 + static_cast<uint64_t>(text[at] - '0');
-    if (digits && (at == length || text[at] == ' ' || text[at] == 0)) result = value;
-  }
-  return result;
 }
 
 }  // namespace kpack

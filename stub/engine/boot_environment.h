@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "formats/boot_params.h"
+#include "stub/engine/command_line.h"  // the stub asks the command line read here for its options
 #include "stub/engine/free_memory.h"
 #include "stub/engine/kaslr.h"
 #include "stub/engine/physical_memory.h"
@@ -26,12 +27,5 @@ struct BootEnvironment {
 // `boot_params_addr` is the physical address of `params`.
 StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
                                  PhysicalMemory& memory, BootEnvironment* out);
-
-// True when the command line holds `word` as a whole space-separated token.
-bool command_line_has(const char* command_line, uint64_t length, const char* word);
-
-// The decimal N of the last `key=N` token (e.g. kpack.cpus=4); `fallback` when there is none or
-// N is not a plain decimal number.
-uint64_t command_line_number(const char* command_line, uint64_t length, const char* key, uint64_t fallback);
 
 }  // namespace kpack

@@ -1,6 +1,7 @@
 #include "stub/engine/kaslr.h"
 
 #include "formats/le.h"
+#include "stub/engine/command_line.h"
 #include "stub/engine/relocation_table.h"
 
 namespace kpack {
@@ -78,33 +79,25 @@ void parse_memmap(const char* p, const char* end, KaslrOptions& o) {
 KaslrOptions parse_kaslr_options(const char* text, uint64_t length) {
   KaslrOptions o;
   bool gigantic_page_size = false;
-  for (uint64_t i = 0; i < length;) {
-    while (i < length && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
-    uint64_t end = i;
-    while (end < length && text[end] && text[end] != ' ' && text[end] != '\t' && text[end] != '\n') ++end;
-    const char* word = text + i;
-    uint64_t n = end - i;
-    auto value_of = [&](const char* key) -> const char* {
-      uint64_t k = 0;
-      while (key[k]) ++k;
-      return n > k && starts_with(word, n, key) && word[k] == '=' ? word + k + 1 : nullptr;
-    };
-    const char* word_end = text + end;
-    if (n == 7 && starts_with(word, n, "nokaslr")) {
+  command_line::Bytes read{text};
+  command_line::for_each_word(read, uint64_t{0}, length, [&](const command_line::Word<uint64_t>& word) {
+    const char* value = text + word.value_begin;
+    const char* value_end = text + word.value_end;
+    auto is = [&](const char* key) { return command_line::has_key(read, word, key) && value != value_end; };
+    if (command_line::is_flag(read, word, "nokaslr")) {
       o.disabled = true;
-    } else if (const char* v = value_of("mem")) {
-      uint64_t limit = parse_size(v, word_end);
+    } else if (is("mem")) {
+      uint64_t limit = parse_size(value, value_end);
       if (limit && limit < o.memory_limit) o.memory_limit = limit;
-    } else if (const char* v = value_of("memmap")) {
-      parse_memmap(v, word_end, o);
-    } else if (const char* v = value_of("hugepagesz")) {
-      gigantic_page_size = parse_size(v, word_end) == kGiB;
-    } else if (const char* v = value_of("hugepages")) {
-      if (gigantic_page_size) o.gigantic_pages = parse_size(v, word_end);
+    } else if (is("memmap")) {
+      parse_memmap(value, value_end, o);
+    } else if (is("hugepagesz")) {
+      gigantic_page_size = parse_size(value, value_end) == kGiB;
+    } else if (is("hugepages")) {
+      if (gigantic_page_size) o.gigantic_pages = parse_size(value, value_end);
     }
-    if (end == i) break;  // a NUL before `length`
-    i = end;
-  }
+    return false;
+  });
   return o;
 }
 

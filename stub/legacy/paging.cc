@@ -79,7 +79,7 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
     tables->pml4[i] = i == 0 ? reinterpret_cast<uint64_t>(tables->pdpt) | kPagePresentWritable : 0;
   tables->windows = 0;
   tables->high_pdpts = 0;
-  uint64_t cmdline = params->hdr.cmd_line_ptr | (uint64_t{params->ext_cmd_line_ptr} << 32);
+  uint64_t cmdline = params->command_line_address();
   uint64_t cmdline_size = uint64_t{params->hdr.cmdline_size} + 1;
   if (!map_range(tables, image_base, image_size) ||
       !map_range(tables, reinterpret_cast<uint64_t>(params), sizeof(*params)) ||

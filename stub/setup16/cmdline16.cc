@@ -1,6 +1,6 @@
 // The kernel command line as the 16-bit setup sees it: a NUL-terminated string the loader put
-// below 1 MiB, words separated by spaces, read through FS. Same word rules as the kernel's setup
-// (no quoting): "name=value" gives a value, a bare "name" is a flag.
+// below 1 MiB, read through FS with the engine's word rules (stub/engine/command_line.h).
+#include "stub/engine/command_line.h"
 #include "stub/setup16/bios.h"
 #include "stub/setup16/setup16.h"
 
@@ -9,51 +9,47 @@ namespace {
 
 constexpr uint32_t kMaxLength = 4096;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+uint8_t read_command_line(uint16_t at) { return read_fs8(at); }
 
-// Calls found(offset just past the name) for every word that begins with `name`, relative to FS,
-// which stays set for the callback; true if it accepted any. Later words win, as in the kernel.
-template <typename Found>
-bool scan(const char* name, Found found) {
-  bool any = false;
+// FS set to the command line's paragraph and the span of offsets it may take; false when there is
+// none the setup can reach.
+bool open_command_line(uint16_t* begin, uint16_t* end) {
   uint32_t pointer = boot_params.hdr.cmd_line_ptr;
   if (!pointer || pointer >= 0x100000 - kMaxLength) return false;
   set_fs(static_cast<uint16_t>(pointer >> 4));
-  uint16_t at = pointer & 0xF, end = at + kMaxLength;
-  while (at < end) {
-    while (at < end && is_space(static_cast<char>(read_fs8(at)))) ++at;
-    char c = static_cast<char>(read_fs8(at));
-    if (!c) break;
-    const char* n = name;
-    uint16_t p = at;
-    while (*n && static_cast<char>(read_fs8(p)) == *n) ++n, ++p;
-    if (!*n && found(p)) any = true;
-    while (at < end && read_fs8(at) && !is_space(static_cast<char>(read_fs8(at)))) ++at;
-  }
+  *begin = pointer & 0xF;
+  *end = static_cast<uint16_t>(*begin + kMaxLength);
+  return true;
+}
+
+// The last word that is the flag `name` (`flag`) or has the key `name`, into `found`: one walk for
+// both questions, the setup's bytes being few.
+bool find_last(const char* name, bool flag, command_line::Word<uint16_t>* found) {
+  uint16_t begin, end;
+  if (!open_command_line(&begin, &end)) return false;
+  bool any = false;
+  command_line::for_each_word(read_command_line, begin, end, [&](const command_line::Word<uint16_t>& word) {
+    if (word.has_value != flag && command_line::spells(read_command_line, word.key_begin, word.key_end, name))
+      *found = word, any = true;
+    return false;
+  });
   return any;
 }
 
 }  // namespace
 
 bool command_line_value(const char* name, char* value, size_t size) {
-  return scan(name, [&](uint16_t p) {
-    if (read_fs8(p) != '=') return false;
-    size_t n = 0;
-    for (++p; n + 1 < size; ++p) {
-      char c = static_cast<char>(read_fs8(p));
-      if (!c || is_space(c)) break;
-      value[n++] = c;
-    }
-    value[n] = 0;
-    return true;
-  });
+  command_line::Word<uint16_t> word;
+  if (!find_last(name, false, &word)) return false;
+  size_t n = 0;
+  for (uint16_t at = word.value_begin; at < word.value_end && n + 1 < size; ++at) value[n++] = static_cast<char>(read_fs8(at));
+  value[n] = 0;
+  return true;
 }
 
 bool command_line_flag(const char* name) {
-  return scan(name, [](uint16_t p) {
-    char c = static_cast<char>(read_fs8(p));
-    return !c || is_space(c);
-  });
+  command_line::Word<uint16_t> word;
+  return find_last(name, true, &word);
 }
 
 }  // namespace kpack::setup16

@@ -2,33 +2,14 @@
 // (arch/x86/boot/video*.c): the firmware's text mode, or the mode hdr.vid_mode names (loaders
 // turn vga= into it), and screen_info describing it, so vgacon, vesafb/simpledrm and
 // earlyprintk=vga find their screen. vga=ask shows no menu: it keeps the current mode.
+#include "formats/vbe.h"
 #include "stub/arch/cpu.h"
 #include "stub/setup16/bios.h"
 #include "stub/setup16/setup16.h"
-#include "stub/setup16/vbe.h"
+#include "stub/setup16/video_mode_choice.h"
 
 namespace kpack::setup16 {
 namespace {
-
-// vid_mode numbers beyond the three aliases (the kernel's arch/x86/boot/video.h).
-constexpr uint16_t kFirstBiosMode = 0x0100, kBiosModeCount = 0x80;   // BIOS mode n is 0x100 + n
-constexpr uint16_t kFirstVesaMode = 0x0200, kVesaModeCount = 0x200;  // VESA mode n is 0x200 + n
-constexpr uint16_t kMode80x25 = 0x0F00, kMode8Point = 0x0F01, kMode80x43 = 0x0F02, kMode80x28 = 0x0F03,
-                   kModeCurrent = 0x0F04, kMode80x30 = 0x0F05, kMode80x34 = 0x0F06, kMode80x60 = 0x0F07;
-constexpr uint16_t kRecalculate = 0x8000;  // reprogram the vertical timing for the new line count
-
-enum Adapter : uint8_t { kCga, kEga, kVga };
-
-struct Mode {
-  uint16_t id;             // its vid_mode number
-  uint16_t width, height;  // characters for text modes, pixels for graphics
-};
-
-constexpr Mode kVgaModes[] = {{kMode80x25, 80, 25}, {kMode8Point, 80, 50}, {kMode80x43, 80, 43},
-                              {kMode80x28, 80, 28}, {kMode80x30, 80, 30}, {kMode80x34, 80, 34},
-                              {kMode80x60, 80, 60}};
-constexpr Mode kEgaModes[] = {{kMode80x25, 80, 25}, {kMode8Point, 80, 43}};
-constexpr Mode kCgaModes[] = {{kMode80x25, 80, 25}};
 
 struct State {
   Adapter adapter = kCga;  // until probed, as in the kernel: the first look trusts no BIOS rows
@@ -232,15 +213,6 @@ bool query_vbe_mode(uint16_t number) {
   return bios_call(0x10, regs).ax() == kVbeOk;
 }
 
-bool vbe_text_mode() {
-  return (vbe_mode.attributes & (kVbeModeSupported | kVbeModeTty | kVbeModeGraphics)) ==
-         (kVbeModeSupported | kVbeModeTty);
-}
-bool vbe_framebuffer_mode() {
-  constexpr uint16_t kWanted = kVbeModeSupported | kVbeModeColour | kVbeModeGraphics | kVbeModeLinear;
-  return (vbe_mode.attributes & kWanted) == kWanted;
-}
-
 void set_dac_8_bits() {
   uint8_t bits = 6;
   if (vbe_info.capabilities & 1) {
@@ -276,8 +248,8 @@ void store_framebuffer() {
 bool set_vesa_mode(const Mode& mode) {
   uint16_t number = mode.id - kFirstVesaMode;
   if (!query_vbe_mode(number)) return false;
-  bool graphics = vbe_framebuffer_mode();
-  if (!graphics && !vbe_text_mode()) return false;
+  bool graphics = vbe_framebuffer_mode(vbe_mode);
+  if (!graphics && !vbe_text_mode(vbe_mode)) return false;
   if (graphics) number |= kVbeUseLinear;
   if (int10(0x4F02, number).ax() != kVbeOk) return false;
   state.graphics = graphics;
@@ -291,58 +263,24 @@ bool set_vesa_mode(const Mode& mode) {
   return true;
 }
 
-// Every mode a vid_mode number can name by menu position, number or resolution, in the kernel's
-// order (VGA's, then the VESA BIOS's list); stops at the first visit that returns true.
-template <typename Visit>
-bool for_each_mode(Visit visit) {
-  const Mode* table = kCgaModes;
-  size_t count = sizeof(kCgaModes) / sizeof(Mode);
-  if (state.adapter == kEga) table = kEgaModes, count = sizeof(kEgaModes) / sizeof(Mode);
-  if (state.adapter == kVga) table = kVgaModes, count = sizeof(kVgaModes) / sizeof(Mode);
-  for (size_t i = 0; i < count; ++i)
-    if (visit(table[i])) return true;
-  if (!vbe_present) return false;
-  uint16_t at = vbe_info.mode_list_offset;
-  for (int i = 0; i < 1024; ++i, at += 2) {  // bounded: a list may lack its terminator
-    set_fs(vbe_info.mode_list_segment);
-    uint16_t number = read_fs16(at);
-    if (number == 0xFFFF) break;
-    if (number & ~0x1FF) continue;
-    if (!query_vbe_mode(number)) continue;
-    // Text modes, and linear framebuffers a kernel driver (vesafb, simpledrm) can draw on.
-    bool listed = vbe_text_mode() || (vbe_framebuffer_mode() && vbe_mode.planes == 1 &&
-                                      (vbe_mode.memory_model == 4 || vbe_mode.memory_model == 6));
-    if (listed && visit(Mode{static_cast<uint16_t>(number + kFirstVesaMode), vbe_mode.width, vbe_mode.height}))
-      return true;
-  }
-  return false;
+uint16_t vesa_list_entry(uint16_t index) {
+  set_fs(vbe_info.mode_list_segment);
+  return read_fs16(static_cast<uint16_t>(vbe_info.mode_list_offset + 2 * index));
 }
 
+const VbeModeInfo* vesa_mode_info(uint16_t number) { return query_vbe_mode(number) ? &vbe_mode : nullptr; }
+
 bool set_mode(uint16_t number) {
-  if (number == kModeCurrent) return true;
-  if (number == boot::kVidModeNormal) number = kMode80x25;
-  if (number == boot::kVidModeExtended) number = kMode8Point;
-  uint16_t wanted = number & ~kRecalculate;
-  bool found = false, done = false;
-  uint16_t position = 0;
-  for_each_mode([&](const Mode& mode) {
-    bool visible = mode.width || mode.height;
-    if ((wanted == position && visible) || wanted == mode.id ||
-        wanted == static_cast<uint16_t>((mode.height << 8) + mode.width)) {
-      found = true;
-      done = mode.id < kFirstVesaMode + kVesaModeCount && mode.id >= kFirstVesaMode ? set_vesa_mode(mode)
-                                                                                     : set_vga_mode(mode);
-      return true;
-    }
-    if (visible) ++position;
-    return false;
-  });
-  // Numbers no list names may still be modes the BIOS knows.
-  if (!found && wanted >= kFirstBiosMode && wanted < kFirstBiosMode + kBiosModeCount)
-    done = set_bios_mode(static_cast<uint8_t>(wanted - kFirstBiosMode));
-  else if (!found && wanted >= kFirstVesaMode && wanted < kFirstVesaMode + kVesaModeCount)
-    done = set_vesa_mode(Mode{wanted, 0, 0});
-  if (done && (number & kRecalculate)) recalculate_vertical();
+  ModeChoice choice = choose_video_mode(number, state.adapter, vbe_present, vesa_list_entry, vesa_mode_info);
+  bool done = false;
+  switch (choice.setter) {
+    case ModeSetter::kKeep: return true;
+    case ModeSetter::kVga: done = set_vga_mode(choice.mode); break;
+    case ModeSetter::kVesa: done = set_vesa_mode(choice.mode); break;
+    case ModeSetter::kBios: done = set_bios_mode(static_cast<uint8_t>(choice.mode.id - kFirstBiosMode)); break;
+    case ModeSetter::kUndefined: break;
+  }
+  if (done && choice.recalculate) recalculate_vertical();
   return done;
 }
 

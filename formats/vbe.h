@@ -1,11 +1,12 @@
-// The VESA BIOS Extension's replies (VBE 3.0, functions 4F00h and 4F01h), as the 16-bit setup reads them.
+// The VESA BIOS Extension's replies (VBE 3.0, functions 4F00h and 4F01h), as the 16-bit setup reads them
+// and the host tests record them.
 #pragma once
 
 #include <stddef.h>
 
 #include "formats/le.h"
 
-namespace kpack::setup16 {
+namespace kpack {
 
 inline constexpr uint32_t kVbeSignature = 0x41534556;  // "VESA"
 inline constexpr uint16_t kVbeOk = 0x004F;
@@ -66,4 +67,4 @@ inline constexpr uint16_t kVbeModeLinear = 1 << 7;
 // 4F02h: ask for the linear framebuffer rather than banked windows.
 inline constexpr uint16_t kVbeUseLinear = 1 << 14;
 
-}  // namespace kpack::setup16
+}  // namespace kpack

@@ -1,0 +1,34 @@
+// The firmware's memory map turned into the kernel's e820 table, as the Linux EFI stub does it
+// (setup_e820 in drivers/firmware/efi/libstub/x86-stub.c). Pure, so the host tests it on recorded
+// maps; the EFI entry (stub/efi/firmware_memory.cc) only asks the firmware for the map.
+#pragma once
+
+#include <stdint.h>
+
+#include "formats/boot_params.h"
+#include "formats/efi_memory.h"
+
+namespace kpack {
+
+// A map as GetMemoryMap returns it: `size` bytes of descriptors `descriptor_size` apart.
+struct EfiMemoryMapView {
+  const uint8_t* descriptors;
+  uint64_t size;
+  uint64_t descriptor_size;  // at least sizeof(efi::MemoryDescriptor); OVMF's is 48
+};
+
+enum class E820View : uint8_t {
+  kHandover,  // every range, typed for the kernel after ExitBootServices
+  kFreeOnly,  // only conventional memory, as RAM: where the kernel may go while boot services run
+};
+
+// The e820 type of one descriptor; kFreeOnly calls everything but conventional memory reserved.
+uint32_t e820_type_of(const efi::MemoryDescriptor& descriptor, E820View view);
+
+// Fills params->e820_table and e820_entries, adjacent ranges of one type merged into one entry;
+// entries past the zero page's 128 go to `extended` (room for `extended_capacity`), and what does
+// not fit there either is left out. Returns the number written to `extended`.
+uint32_t efi_memory_map_to_e820(const EfiMemoryMapView& map, E820View view, boot::BootParams* params,
+                                boot::E820Entry* extended, uint32_t extended_capacity);
+
+}  // namespace kpack
