@@ -18,15 +18,7 @@ class DebugTrace final : public UnpackTrace {
   DebugTrace(bool enabled, uint64_t start) : enabled_(enabled), last_(start), start_(start) {}
   void phase(const char* name, uint64_t bytes) override {
     uint64_t now = rdtsc();
-    if (enabled_) {
-      serial::write("kpack: ");
-      serial::write(name);
-      serial::write(" bytes=");
-      serial::write_decimal(bytes);
-      serial::write(" cycles=");
-      serial::write_decimal(now - last_);
-      serial::write("\n");
-    }
+    if (enabled_) serial::print("kpack: %s bytes=%lu cycles=%lu\n", name, bytes, now - last_);
     last_ = now;
   }
   uint64_t total() const { return last_ - start_; }
@@ -59,32 +51,13 @@ KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment
 // `start`: the TSC when the stub began; under QEMU's -icount, the instructions since reset that
 // the firmware, the loader and the 16-bit setup ran before it.
 void print_summary(const StubRecord& record, uint64_t base, const UnpackResult& result, uint64_t start, uint64_t cycles) {
-  serial::write("kpack: ");
-  serial::write(codec_name(static_cast<Codec>(uint32_t{record.codec})));
-  serial::write(" image at ");
-  serial::write_hex(base);
-  serial::write(", kernel at ");
-  serial::write_hex(result.base);
-  serial::write(result.in_place ? " (in place)" : "");
-  serial::write(", physical slots ");
-  serial::write_decimal(result.physical_slots);
-  serial::write(result.physical_fallback ? " (none fit: lowest fit)" : "");
-  serial::write(", virtual base ");
-  serial::write_hex(kStartKernelMap + result.kernel.physical.begin + result.virtual_offset);
-  serial::write(" (offset ");
-  serial::write_hex(result.virtual_offset);
-  serial::write(" of ");
-  serial::write_decimal(result.virtual_slots);
-  serial::write(" slots, ");
-  serial::write_decimal(result.relocations);
-  serial::write(" relocations)");
-  serial::write(", entry ");
-  serial::write_hex(result.entry);
-  serial::write(", total cycles=");
-  serial::write_decimal(cycles);
-  serial::write(", started at tsc=");
-  serial::write_decimal(start);
-  serial::write("\n");
+  serial::print("kpack: %s image at %lx, kernel at %lx%s, physical slots %lu%s, virtual base %lx (offset %lx of %lu slots, "
+                "%lu relocations), entry %lx, total cycles=%lu, started at tsc=%lu\n",
+                codec_name(static_cast<Codec>(uint32_t{record.codec})), base, result.base,
+                result.in_place ? " (in place)" : "", uint64_t{result.physical_slots},
+                result.physical_fallback ? " (none fit: lowest fit)" : "",
+                kStartKernelMap + result.kernel.physical.begin + result.virtual_offset, result.virtual_offset,
+                uint64_t{result.virtual_slots}, uint64_t{result.relocations}, result.entry, cycles, start);
 }
 
 }  // namespace

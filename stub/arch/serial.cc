@@ -1,5 +1,7 @@
 #include "stub/arch/serial.h"
 
+#include <stdarg.h>
+
 #include "stub/arch/cpu.h"
 
 namespace kpack::serial {
@@ -48,6 +50,26 @@ void write_decimal(uint64_t value) {
     value /= 10;
   } while (value);
   write(buffer + at);
+}
+
+void print(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  char literal[2] = {};
+  for (const char* at = format; *at; ++at) {
+    if (at[0] == '%' && at[1] == 's') {
+      write(va_arg(args, const char*));
+      ++at;
+    } else if (at[0] == '%' && at[1] == 'l' && (at[2] == 'x' || at[2] == 'u')) {
+      uint64_t value = va_arg(args, uint64_t);
+      at[2] == 'x' ? write_hex(value) : write_decimal(value);
+      at += 2;
+    } else {
+      literal[0] = *at;
+      write(literal);
+    }
+  }
+  va_end(args);
 }
 
 }  // namespace kpack::serial

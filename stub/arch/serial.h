@@ -10,6 +10,10 @@ void write(const char* text);
 void write_hex(uint64_t value);
 void write_decimal(uint64_t value);
 
+// One line of kpack.debug from a format, so each line reads as the text it prints: %s a string,
+// %lx a number in hex_text's form, %lu in decimal (64-bit arguments, which the compiler checks).
+void print(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 // A number as the stub shows every one, on any console: "0x", then lowercase hex digits without
 // leading zeros.
 struct HexText {

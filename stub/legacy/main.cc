@@ -97,28 +97,14 @@ class ApplicationProcessors final : public FrameWorkers {
   // XXH3 build proved them.
   void print(const UnpackResult& result, const StubRecord& record) const {
     if (!debug_) return;
-    serial::write("kpack: cpus: ");
-    serial::write_decimal(report_.found);
-    serial::write(" found, ");
-    serial::write_decimal(report_.started);
-    serial::write(" started, ");
-    serial::write_decimal(__atomic_load_n(&ran_, __ATOMIC_RELAXED));
-    serial::write(" ran, ");
-    serial::write_decimal(returned_);
-    serial::write(" returned, ");
-    serial::write_decimal(report_.abandoned);
-    serial::write(" late; cycles=");
-    serial::write_decimal(report_.start_cycles);
-    serial::write("; frames: ");
-    serial::write_decimal(result.frames);
-    serial::write(", ");
-    serial::write_decimal(result.frames - result.frames_by_caller);
-    serial::write(" by helpers, ");
-    serial::write_decimal(result.redone);
-    serial::write(" redone");
-    if (uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3))
-      serial::write(avx2_enabled() ? "; XXH3 with AVX2" : "; XXH3 with SSE2");
-    serial::write("\n");
+    serial::print("kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
+                  "helpers, %lu redone%s\n",
+                  uint64_t{report_.found}, uint64_t{report_.started}, uint64_t{__atomic_load_n(&ran_, __ATOMIC_RELAXED)},
+                  uint64_t{returned_}, uint64_t{report_.abandoned}, uint64_t{report_.start_cycles},
+                  uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone},
+                  uint32_t{record.digest} != static_cast<uint32_t>(FrameDigest::kXxh3) ? ""
+                  : avx2_enabled()                                                      ? "; XXH3 with AVX2"
+                                                                                        : "; XXH3 with SSE2");
     if (!report_.problem.ok()) print_status("kpack: cpus: one CPU: ", report_.problem);
   }
 
