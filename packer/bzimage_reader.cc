@@ -145,9 +145,7 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
   }
   image.format = *format;
 
-  auto stub_info = read_stub_record(protected_mode, image, name);
-  if (!stub_info) return stub_info.error();
-  image.kpack = *stub_info;
+  image.kpack = KPACK_TRY_RESULT(read_stub_record(protected_mode, image, name));
   if (image.kpack) image.kpack_record_offset = stub_record_offset(hdr.kernel_info_offset);
   return image;
 }
@@ -207,20 +205,15 @@ Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8
                                      uint64_t max_output) {
   if (!fits(image.payload_offset, image.payload_size, file.size()))
     return error_in(name, "payload lies outside the file");
-  auto decoded = decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name,
-                              max_output);
-  if (!decoded) return decoded.error();
-  std::vector<uint8_t>& data = *decoded;
-  if (image.kpack && image.kpack->codec != static_cast<uint32_t>(Codec::kRaw)) {
-    Status frames = check_frames(image, file, data, name);
-    if (!frames) return frames.error();
-  }
-  auto extent = elf_file_extent(data, name);
-  if (!extent) return extent.error();
+  std::vector<uint8_t> data = KPACK_TRY_RESULT(
+      decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name, max_output));
+  if (image.kpack && image.kpack->codec != static_cast<uint32_t>(Codec::kRaw))
+    KPACK_TRY_RESULT(check_frames(image, file, data, name));
+  uint64_t extent = KPACK_TRY_RESULT(elf_file_extent(data, name));
 
   KernelPayload kernel;
-  kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(*extent), data.end());
-  data.resize(*extent);
+  kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
+  data.resize(extent);
   kernel.elf = std::move(data);
   return kernel;
 }

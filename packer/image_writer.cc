@@ -56,9 +56,8 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
 // (stock images carry it after the ELF too; only a KASLR boot decodes it).
 Result<Payload> build_compressed_payload(const KernelInput& input, const PackOptions& options, const std::string& name) {
   FramedPayload framed;
-  Status status = append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name,
-                                    options.progress);
-  if (!status) return status.error();
+  KPACK_TRY_RESULT(append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name,
+                                     options.progress));
   return Payload{std::move(framed.bytes), std::move(framed.frames), 0};
 }
 
@@ -103,32 +102,30 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
     return error_in(name, "internal error: bad setup blob");
   if (blobs.stub.size() % kStubRecordAlign) return error_in(name, "internal error: bad stub blob");
-  Result<StubLayout> stub_layout = read_stub_layout(blobs.stub, name);
-  if (!stub_layout) return stub_layout.error();
+  StubLayout stub_layout = KPACK_TRY_RESULT(read_stub_layout(blobs.stub, name));
 
   // Protected-mode part: stub | StubRecord | kernel_info | frame table | padding | payload.
   uint64_t stub_info_offset = blobs.stub.size();
   uint64_t kernel_info_offset = stub_info_offset + sizeof(StubRecord);
   uint64_t frame_table_offset = kernel_info_offset + sizeof(boot::KernelInfo);
   bool raw = options.compress.codec == Codec::kRaw;
-  Result<Payload> payload = raw ? build_raw_payload(input, options, align_up(frame_table_offset, kPageSize), name)
-                                : build_compressed_payload(input, options, name);
-  if (!payload) return payload.error();
-  if (payload->frames.size() > kMaxFrames)
-    return error_in(name, "the payload has " + std::to_string(payload->frames.size()) + " frames, more than the " +
+  Payload payload = KPACK_TRY_RESULT(raw ? build_raw_payload(input, options, align_up(frame_table_offset, kPageSize), name)
+                                          : build_compressed_payload(input, options, name));
+  if (payload.frames.size() > kMaxFrames)
+    return error_in(name, "the payload has " + std::to_string(payload.frames.size()) + " frames, more than the " +
                               std::to_string(kMaxFrames) + " a kpack image can hold");
   // A raw payload's ELF keeps page-congruent offsets; frames are read from any address, and the
   // smaller alignment saves up to 4 KB (what put the xz image of Debian's generic kernel under the
   // stock one's size).
   uint64_t payload_offset =
       raw ? align_up(frame_table_offset, kPageSize)
-          : align_up(frame_table_offset + payload->frames.size() * sizeof(FrameEntry), 16);
+          : align_up(frame_table_offset + payload.frames.size() * sizeof(FrameEntry), 16);
   // Worst case for a compressed payload: the kernel goes right after the image, at the next aligned address.
   if (!raw)
-    payload->init_size_from_base = align_up(payload_offset + payload->bytes.size(), kPageSize) +
+    payload.init_size_from_base = align_up(payload_offset + payload.bytes.size(), kPageSize) +
                                    input.kernel.alignment + input.kernel.span();
-  uint64_t protected_size = payload_offset + payload->bytes.size();
-  uint64_t init_size = align_up(std::max(protected_size, payload->init_size_from_base), kPageSize);
+  uint64_t protected_size = payload_offset + payload.bytes.size();
+  uint64_t init_size = align_up(std::max(protected_size, payload.init_size_from_base), kPageSize);
   if (protected_size > 0xFFFFFFFFull || init_size > 0xFFFFFFFFull)
     return error_in(name, "image too large for the boot protocol's 32-bit size fields");
 
@@ -148,16 +145,16 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   uint64_t setup_size = image.size();
   uint32_t setup_sects = static_cast<uint32_t>(setup_size / boot::kSectorSize - 1);
   boot::SetupHeader header = make_header(input, setup_sects, protected_size, payload_offset,
-                                         payload->bytes.size(), init_size, kernel_info_offset);
+                                         payload.bytes.size(), init_size, kernel_info_offset);
   header.kernel_version = static_cast<uint16_t>(kernel_version);
   // The EFI handover entry (GRUB's linuxefi and older systemd-stub), 64-bit: at 0x200 + offset.
-  header.handover_offset = stub_layout->handover_entry - boot::kEntry64Offset;
+  header.handover_offset = stub_layout.handover_entry - boot::kEntry64Offset;
   header.xloadflags = header.xloadflags | boot::kXlfEfiHandover64;
   put(image, boot::kSetupHeaderOffset, header);
 
   // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
   image.resize(setup_size + align_up(protected_size, kPeFileAlignment), 0);
-  PeInput pe{setup_size, *stub_layout, payload_offset, protected_size, 0, options.sbat.size()};
+  PeInput pe{setup_size, stub_layout, payload_offset, protected_size, 0, options.sbat.size()};
   if (!options.sbat.empty()) {
     pe.sbat_offset = image.size();
     image.insert(image.end(), options.sbat.begin(), options.sbat.end());
@@ -169,7 +166,7 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   info.version = kStubRecordVersion;
   info.codec = static_cast<uint32_t>(options.compress.codec);
   info.payload_offset = payload_offset;
-  info.payload_size = payload->bytes.size();
+  info.payload_size = payload.bytes.size();
   info.image_size = protected_size;
   info.min_kernel_address = floor_of(input, options);
   info.kernel_alignment = input.kernel.alignment;
@@ -177,19 +174,18 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   info.flags = options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0;
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
   info.frame_table_offset = raw ? 0 : frame_table_offset;
-  info.frame_count = static_cast<uint32_t>(payload->frames.size());
+  info.frame_count = static_cast<uint32_t>(payload.frames.size());
   put(image, setup_size + stub_info_offset, info);
-  for (size_t i = 0; i < payload->frames.size(); ++i)
-    put(image, setup_size + frame_table_offset + i * sizeof(FrameEntry), payload->frames[i]);
+  for (size_t i = 0; i < payload.frames.size(); ++i)
+    put(image, setup_size + frame_table_offset + i * sizeof(FrameEntry), payload.frames[i]);
   boot::KernelInfo kernel_info{};
   kernel_info.header = boot::kKernelInfoMagic;
   kernel_info.size = sizeof(boot::KernelInfo);
   kernel_info.size_total = sizeof(boot::KernelInfo);
   kernel_info.setup_type_max = 0;
   put(image, setup_size + kernel_info_offset, kernel_info);
-  std::memcpy(image.data() + setup_size + payload_offset, payload->bytes.data(), payload->bytes.size());
-  Status pe_status = write_pe_headers(image, pe, name);
-  if (!pe_status) return pe_status.error();
+  std::memcpy(image.data() + setup_size + payload_offset, payload.bytes.data(), payload.bytes.size());
+  KPACK_TRY_RESULT(write_pe_headers(image, pe, name));
   return image;
 }
 
