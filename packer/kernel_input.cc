@@ -29,9 +29,9 @@ namespace {
 // Sets input.relocs by the precedence load_kernel documents.
 Status choose_relocs(KernelInput& input, const std::string& path, const std::string& relocs_path) {
   if (!relocs_path.empty()) {
-    std::optional<RelocsFormat> expected = relocs_format_of_kernel(input.elf);
+    std::optional<RelocationFormat> expected = relocs_format_of_kernel(input.elf);
     std::vector<uint8_t> bytes = KPACK_TRY_RESULT(read_file(relocs_path));
-    RelocTable table = KPACK_TRY_RESULT(parse_relocs(bytes, relocs_path));
+    RelocationLists table = KPACK_TRY_RESULT(split_relocation_lists(bytes, relocs_path));
     if (expected && table.format != *expected)
       return error_in(relocs_path, std::string("relocation table is ") + relocs_format_name(table.format) + " but " +
                                        path + " expects one " + relocs_format_name(*expected));
@@ -44,14 +44,14 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
     return Ok{};
   }
   // Without a banner the format is unknown: compute anyway, to tell "no .rela sections" apart.
-  std::optional<RelocsFormat> expected = relocs_format_of_kernel(input.elf);
-  std::optional<RelocTable> table =
-      KPACK_TRY_RESULT(relocs_from_elf(input.elf, expected.value_or(RelocsFormat::kWithoutInverse32), path));
+  std::optional<RelocationFormat> expected = relocs_format_of_kernel(input.elf);
+  std::optional<RelocationLists> table =
+      KPACK_TRY_RESULT(relocs_from_elf(input.elf, expected.value_or(RelocationFormat::kWithoutInverse32), path));
   if (!table) return Ok{};
   if (!expected)
     return error_in(path, "has .rela sections but no 'Linux version' banner to tell which relocation table "
                           "format it expects (give one with --relocs FILE)");
-  input.relocs = encode_relocs(*table);
+  input.relocs = encode_relocation_lists(*table);
   input.relocs_origin = RelocsOrigin::kComputed;
   return Ok{};
 }
