@@ -467,3 +467,17 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
   }
 }
 
+
+// stub/engine/frame_decoder.cc, decode_lz4: linked blocks were given the whole region written so
+// far, clamped to 2 GiB, as their history: past 2 GiB the "prefix" no longer ended at the block.
+// The history is now the last 64 KiB before the block, wherever that is.
+TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, also past 2 GiB") {
+  const auto* region = reinterpret_cast<const uint8_t*>(0x100000);  // never dereferenced
+  Lz4History far = lz4_history(region, 3ull << 30);
+  CHECK(far.begin == region + (3ull << 30) - 0x10000);
+  CHECK(far.size == 0x10000);
+  Lz4History near = lz4_history(region, 100);
+  CHECK(near.begin == region);
+  CHECK(near.size == 100);
+  CHECK(lz4_history(region, 0).size == 0);
+}

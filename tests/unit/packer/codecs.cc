@@ -12,6 +12,7 @@
 #include "packer/codecs.h"
 #include "tests/support/bytes.h"
 #include "tests/support/checked_frames.h"
+#include "packer/frames.h"
 
 using namespace kpack;
 using test::append_le32;
@@ -451,4 +452,21 @@ TEST_CASE("a payload that does not start with its format's magic") {
   auto empty = decode(StreamFormat::kZstd, {});
   REQUIRE_FALSE(empty.ok());
   CHECK(empty.error().message == "vmlinuz: truncated zstd payload");
+}
+
+// packer/frames.cc, append_frames: std::bad_alloc on a compression worker escaped the thread and
+// called std::terminate (SIGABRT) instead of the one-line error the main thread gives.
+TEST_CASE("regression: running out of memory on a compression worker is an error") {
+  std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3);
+  FramedPayload out;
+  std::vector<FramePiece> pieces{{a}, {b}, {c}};
+  FrameWriter failing = [](const CompressOptions&, std::span<const uint8_t> piece, std::vector<uint8_t>& frame,
+                           const std::string&) -> Status {
+    if (piece[0] == 2) throw std::bad_alloc();
+    frame.assign(piece.begin(), piece.end());
+    return Ok{};
+  };
+  Status status = append_frames({Codec::kLz4, 1, 3}, pieces, out, "out.img", nullptr, failing);
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.error().message == "out.img: out of memory while compressing");
 }
