@@ -270,12 +270,7 @@ TEST_CASE("xz: a read-only segment that starts with code is two frames, decoded 
   std::vector<elf::Shdr> sections = {elf::Shdr{}, section(0x1000, 0x10000, ax), section(0x11020, 0x3000, ax),
                                      section(0x14020, 0x5000, elf::kShfAlloc), section(0x1A000, 0x100, ax),
                                      section(0x37000, 0x1000, ax)};
-  auto* ehdr = reinterpret_cast<elf::Ehdr*>(elf.data());
-  ehdr->shoff = elf.size();
-  ehdr->shentsize = sizeof(elf::Shdr);
-  ehdr->shnum = static_cast<uint16_t>(sections.size());
-  const auto* table = reinterpret_cast<const uint8_t*>(sections.data());
-  elf.insert(elf.end(), table, table + sections.size() * sizeof(elf::Shdr));
+  test::append_section_headers(elf, sections);
   KernelInput input = input_from(elf);
 
   PayloadElf compact = layout_compact(input);
