@@ -13,14 +13,7 @@ shift 3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { echo "${EPOCHREALTIME/./}"; }  # microseconds
-timed() {  # COMMAND... -> seconds
-    local start end
-    start=$(now)
-    "$@" >/dev/null
-    end=$(now)
-    printf '%d.%06d\n' $(((end - start) / 1000000)) $(((end - start) % 1000000))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 : > "$out/sizes.tsv"
 : > "$out/pack.tsv"

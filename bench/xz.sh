@@ -49,14 +49,7 @@ done
 
 ICOUNT_RUNS=$runs KPACK_BENCH_IMAGES="pvh stock xz" "$repo/bench/guest.sh" "$out" 0 generic
 
-now() { echo "${EPOCHREALTIME/./}"; }  # microseconds
-timed() {  # COMMAND... -> seconds
-    local start end
-    start=$(now)
-    "$@" >/dev/null
-    end=$(now)
-    printf '%d.%06d\n' $(((end - start) / 1000000)) $(((end - start) % 1000000))
-}
+source "$repo/bench/timing.sh"
 # The same filters and options kpack gives the kernel's code (packer/codecs_pack.cc), on the whole
 # vmlinux in one stream, single-threaded as liblzma's stream encoder is (kpack spreads its frames
 # over the cores).

@@ -280,42 +280,45 @@ std::string bash_completion(const std::vector<Block>& blocks) {
   // The parser also accepts --output for -o; complete its value the same way.
   for (const std::string& f : with_file)
     if (f == "-o") with_file.push_back("--output");
-  std::string out = "# bash completion for kpack. Generated from doc/usage.txt by doc/render_usage.cc.\n";
-  out += "# Plain bash (no bash-completion helpers needed): options, subcommands, file names.\n";
-  out += "_kpack() {\n";
-  out += "    local cur=${COMP_WORDS[COMP_CWORD]} prev= i word positional=0\n";
-  out += "    (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}\n";
-  out += "    COMPREPLY=()\n";
-  out += "    case $prev in\n";
+  // The script's fixed text in raw strings, so it reads as the bash it is; the lists go between.
+  std::string out = R"(# bash completion for kpack. Generated from doc/usage.txt by doc/render_usage.cc.
+# Plain bash (no bash-completion helpers needed): options, subcommands, file names.
+_kpack() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev= i word positional=0
+    (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}
+    COMPREPLY=()
+    case $prev in
+)";
   if (!with_file.empty())
     out += "        " + join(with_file, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
   if (!with_value.empty()) out += "        " + join(with_value, "|") + ") return ;;  # a number\n";
-  out += "    esac\n";
-  out += "    if [[ $cur == -* ]]; then\n";
-  out += "        COMPREPLY=($(compgen -W '" + join(all, " ") + "' -- \"$cur\"))\n";
-  out += "        return\n";
-  out += "    fi\n";
-  out += "    # Count the words before this one that are neither options nor their values.\n";
-  out += "    for ((i = 1; i < COMP_CWORD; i++)); do\n";
-  out += "        word=${COMP_WORDS[i]}\n";
-  out += "        case $word in\n";
+  out += R"(    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W ')" + join(all, " ") + R"(' -- "$cur"))
+        return
+    fi
+    # Count the words before this one that are neither options nor their values.
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        case $word in
+)";
   if (!with_file.empty() || !with_value.empty()) {
     std::vector<std::string> valued = with_file;
     valued.insert(valued.end(), with_value.begin(), with_value.end());
     out += "            " + join(valued, "|") + ") ((i++)) ;;\n";
   }
-  out += "            -*) ;;\n";
-  out += "            *) ((positional++)) ;;\n";
-  out += "        esac\n";
-  out += "    done\n";
-  if (!commands.empty()) {
-    out += "    if (( positional == 0 )); then\n";
-    out += "        COMPREPLY=($(compgen -W '" + join(commands, " ") + "' -- \"$cur\"))\n";
-    out += "    fi\n";
-  }
-  out += "    COMPREPLY+=($(compgen -f -- \"$cur\"))\n";
-  out += "}\n";
-  out += "complete -o filenames -F _kpack kpack\n";
+  out += R"(            -*) ;;
+            *) ((positional++)) ;;
+        esac
+    done
+)";
+  if (!commands.empty())
+    out += "    if (( positional == 0 )); then\n        COMPREPLY=($(compgen -W '" + join(commands, " ") +
+           "' -- \"$cur\"))\n    fi\n";
+  out += R"(    COMPREPLY+=($(compgen -f -- "$cur"))
+}
+complete -o filenames -F _kpack kpack
+)";
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_check.h"
+#include "packer/mapped_ram.h"
 #include "stub/engine/physical_memory.h"
 #include "stub/engine/range.h"
 #include "tests/support/write_log.h"
@@ -27,10 +28,9 @@ class GuardedMemory final : public PhysicalMemory {
   static constexpr uint8_t kCanary = 0xA5;
   static constexpr uint64_t kPage = 4096;
 
-  GuardedMemory(uint64_t base, uint64_t capacity) : base_(base), capacity_(capacity) {
-    void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    FUZZ_CHECK(p != MAP_FAILED);
-    bytes_ = static_cast<uint8_t*>(p);
+  GuardedMemory(uint64_t base, uint64_t capacity) : base_(base), capacity_(capacity), mapping_(capacity) {
+    FUZZ_CHECK(mapping_.ok());
+    bytes_ = mapping_.data();
     std::memset(bytes_, kCanary, capacity);
     FUZZ_CHECK(mprotect(bytes_, capacity_, PROT_READ) == 0);
     writable_page_.assign(capacity / kPage, false);
@@ -137,6 +137,7 @@ class GuardedMemory final : public PhysicalMemory {
   uint64_t base_;
   uint64_t capacity_;
   uint64_t size_ = 0;
+  MappedRam mapping_;  // its pages' protection is this class's business
   uint8_t* bytes_ = nullptr;
   std::vector<bool> writable_page_;
   std::vector<uint64_t> dirty_pages_;

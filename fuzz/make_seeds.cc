@@ -82,12 +82,7 @@ void elf_seeds() {
   sections[1] = {0, 1, ax, 0, 0x1000, 0x800, 0, 0, 16, 0};
   sections[2] = {0, 1, ax, 0, 0x1810, 0x100, 0, 0, 16, 0};
   sections[3] = {0, 1, elf::kShfAlloc, 0, 0x1910, 0x100, 0, 0, 16, 0};
-  auto* header = reinterpret_cast<elf::Ehdr*>(sectioned.data());
-  header->shoff = sectioned.size();
-  header->shentsize = sizeof(elf::Shdr);
-  header->shnum = static_cast<uint16_t>(sections.size());
-  const auto* table = reinterpret_cast<const uint8_t*>(sections.data());
-  sectioned.insert(sectioned.end(), table, table + sections.size() * sizeof(elf::Shdr));
+  kpack::test::append_section_headers(sectioned, sections);
   write_seed("fuzz_elf", "sections.elf", sectioned);
 }
 

@@ -3,12 +3,12 @@
 #include "packer/bzimage_reader.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include <xxhash.h>
 
 #include "formats/elf64.h"
+#include "packer/byte_io.h"
 #include "stub/engine/frame_table.h"
 #include "stub/engine/stub_record.h"
 
@@ -17,19 +17,6 @@ namespace kpack {
 namespace {
 
 constexpr uint32_t kMinPayloadVersion = 0x0208;  // payload_offset/payload_length appeared in 2.08
-
-std::string hex(uint64_t value) {
-  char buf[24];
-  snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(value));
-  return buf;
-}
-
-template <typename T>
-T load(std::span<const uint8_t> bytes, uint64_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));
-  return value;
-}
 
 // True when [offset, offset + size) lies within `limit`, without overflowing.
 bool fits(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= limit && size <= limit - offset; }
@@ -44,7 +31,7 @@ Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> prot
   const uint64_t at = stub_record_offset(kernel_info);
   if (std::memcmp(protected_mode.data() + at, kStubRecordMagic, sizeof(kStubRecordMagic)) != 0)
     return std::optional<StubRecord>();
-  const auto info = load<StubRecord>(protected_mode, at);
+  const auto info = get<StubRecord>(protected_mode, at);
   const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
   if (info.version != kStubRecordVersion)
     return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
@@ -92,7 +79,7 @@ Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::sp
 
 bool looks_like_bzimage(std::span<const uint8_t> file) {
   constexpr uint64_t kMagicAt = 0x202;
-  return file.size() >= kMagicAt + 4 && load<ul32>(file, kMagicAt) == boot::kHeaderMagic;
+  return file.size() >= kMagicAt + 4 && get<ul32>(file, kMagicAt) == boot::kHeaderMagic;
 }
 
 Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& name) {
@@ -100,7 +87,7 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
   if (file.size() < kSetupHeaderEnd)
     return error_in(name, "too short to be a bzImage (" + std::to_string(file.size()) + " bytes)");
   BzImage image;
-  image.header = load<SetupHeader>(file, kSetupHeaderOffset);
+  image.header = get<SetupHeader>(file, kSetupHeaderOffset);
   SetupHeader& hdr = image.header;
   if (hdr.boot_flag != kBootFlag)
     return error_in(name, "not a bzImage: boot flag is " + hex(hdr.boot_flag) + ", expected 0xaa55");
@@ -145,9 +132,7 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
   }
   image.format = *format;
 
-  auto stub_info = read_stub_record(protected_mode, image, name);
-  if (!stub_info) return stub_info.error();
-  image.kpack = *stub_info;
+  image.kpack = KPACK_TRY_RESULT(read_stub_record(protected_mode, image, name));
   if (image.kpack) image.kpack_record_offset = stub_record_offset(hdr.kernel_info_offset);
   return image;
 }
@@ -156,7 +141,7 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
   using namespace elf;
   if (elf_bytes.size() < sizeof(Ehdr) || std::memcmp(elf_bytes.data(), kMagic, sizeof(kMagic)) != 0)
     return error_in(name, "the decompressed kernel is not an ELF file");
-  const auto ehdr = load<Ehdr>(elf_bytes, 0);
+  const auto ehdr = get<Ehdr>(elf_bytes, 0);
   if (ehdr.ident[4] != kClass64) return error_in(name, "the kernel ELF is not 64-bit");
   if (ehdr.ident[5] != kDataLittle) return error_in(name, "the kernel ELF is not little-endian");
   if (ehdr.machine != kMachineX86_64)
@@ -179,7 +164,7 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
       return error_in(name, "the kernel ELF's program header size " + std::to_string(ehdr.phentsize) + " is too small");
     if (auto e = cover(ehdr.phoff, uint64_t{ehdr.phnum} * ehdr.phentsize, "program headers")) return *e;
     for (uint64_t i = 0; i < ehdr.phnum; ++i) {
-      const auto phdr = load<Phdr>(elf_bytes, ehdr.phoff + i * ehdr.phentsize);
+      const auto phdr = get<Phdr>(elf_bytes, ehdr.phoff + i * ehdr.phentsize);
       if (phdr.type != kPtLoad) continue;
       if (auto e = cover(phdr.offset, phdr.filesz, "segment " + std::to_string(i))) return *e;
     }
@@ -191,11 +176,11 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
     if (auto e = cover(ehdr.shoff, ehdr.shentsize, "section header 0")) return *e;
     // With 0xFF00 or more sections, e_shnum is 0 and section 0's size holds the count.
     uint64_t shnum = ehdr.shnum;
-    if (shnum == elf::kShnUndef) shnum = load<Shdr>(elf_bytes, ehdr.shoff).size;
+    if (shnum == elf::kShnUndef) shnum = get<Shdr>(elf_bytes, ehdr.shoff).size;
     if (shnum > size / ehdr.shentsize) return error_in(name, "the kernel ELF claims " + std::to_string(shnum) + " sections");
     if (auto e = cover(ehdr.shoff, shnum * ehdr.shentsize, "section headers")) return *e;
     for (uint64_t i = 0; i < shnum; ++i) {
-      const auto shdr = load<Shdr>(elf_bytes, ehdr.shoff + i * ehdr.shentsize);
+      const auto shdr = get<Shdr>(elf_bytes, ehdr.shoff + i * ehdr.shentsize);
       if (shdr.type == elf::kShtNobits) continue;
       if (auto e = cover(shdr.offset, shdr.size, "section " + std::to_string(i))) return *e;
     }
@@ -207,20 +192,15 @@ Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8
                                      uint64_t max_output) {
   if (!fits(image.payload_offset, image.payload_size, file.size()))
     return error_in(name, "payload lies outside the file");
-  auto decoded = decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name,
-                              max_output);
-  if (!decoded) return decoded.error();
-  std::vector<uint8_t>& data = *decoded;
-  if (image.kpack && image.kpack->codec != static_cast<uint32_t>(Codec::kRaw)) {
-    Status frames = check_frames(image, file, data, name);
-    if (!frames) return frames.error();
-  }
-  auto extent = elf_file_extent(data, name);
-  if (!extent) return extent.error();
+  std::vector<uint8_t> data = KPACK_TRY_RESULT(
+      decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name, max_output));
+  if (image.kpack && image.kpack->codec != static_cast<uint32_t>(Codec::kRaw))
+    KPACK_TRY_RESULT(check_frames(image, file, data, name));
+  uint64_t extent = KPACK_TRY_RESULT(elf_file_extent(data, name));
 
   KernelPayload kernel;
-  kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(*extent), data.end());
-  data.resize(*extent);
+  kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
+  data.resize(extent);
   kernel.elf = std::move(data);
   return kernel;
 }

@@ -21,68 +21,61 @@ Result<uint64_t> parse_number(const std::string& option, const std::string& text
   return Error{"kpack: " + option + " takes a number, not '" + text + "'"};
 }
 
-}  // namespace
+// The word after the option at args[i], which it consumes.
+Result<std::string> option_value(const std::vector<std::string>& args, size_t& i) {
+  if (i + 1 >= args.size()) return Error{"kpack: " + args[i] + " needs a value"};
+  return args[++i];
+}
 
-Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
-  CommandLine cl;
-  cl.pack.compress.codec = Codec::kLz4;
-  cl.pack.compress.threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::string> positional;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* out) -> Status {
-      if (i + 1 >= args.size()) return Error{"kpack: " + a + " needs a value"};
-      *out = args[++i];
-      return Ok{};
-    };
-    if (a == "-h" || a == "--help") return CommandLine{.command = Command::kHelp};
-    if (a == "--version") return CommandLine{.command = Command::kVersion};
-    if (a == "--raw") cl.pack.compress.codec = Codec::kRaw;
-    else if (a == "--gzip") cl.pack.compress.codec = Codec::kGzip;
-    else if (a == "--lz4") cl.pack.compress.codec = Codec::kLz4;
-    else if (a == "--zstd") cl.pack.compress.codec = Codec::kZstd;
-    else if (a == "--xz") cl.pack.compress.codec = Codec::kXz;
-    else if (a == "--randomize-physical") cl.pack.randomize_raw_physically = true;
-    else if (a == "-o" || a == "--output") {
-      Status s = value(&cl.output);
-      if (!s) return s.error();
-    } else if (a == "--relocs") {
-      Status s = value(&cl.relocs_output);
-      if (!s) return s.error();
-    } else if (a == "--sbat") {
-      Status s = value(&cl.sbat_input);
-      if (!s) return s.error();
-    } else if (a == "--level" || a == "--kernel-address") {
-      std::string text;
-      Status s = value(&text);
-      if (!s) return s.error();
-      Result<uint64_t> n = parse_number(a, text);
-      if (!n) return n.error();
-      if (a == "--level") {
-        cl.pack.compress.level = static_cast<int>(std::min<uint64_t>(*n, 1000));
-        cl.level_given = true;
-      } else {
-        cl.pack.kernel_address = *n;
-      }
-    } else if (a.size() > 1 && a[0] == '-') {
-      return Error{"kpack: unknown option '" + a + "' (see kpack --help)"};
-    } else {
-      positional.push_back(a);
-    }
+// The option at args[i] (and its value) applied to `cl`.
+Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine& cl) {
+  const std::string& a = args[i];
+  if (a == "--raw") cl.pack.compress.codec = Codec::kRaw;
+  else if (a == "--gzip") cl.pack.compress.codec = Codec::kGzip;
+  else if (a == "--lz4") cl.pack.compress.codec = Codec::kLz4;
+  else if (a == "--zstd") cl.pack.compress.codec = Codec::kZstd;
+  else if (a == "--xz") cl.pack.compress.codec = Codec::kXz;
+  else if (a == "--randomize-physical") cl.pack.randomize_raw_physically = true;
+  else if (a == "-o" || a == "--output") cl.output = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--relocs") cl.relocs_output = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--sbat") cl.sbat_input = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--kernel-address")
+    cl.pack.kernel_address = KPACK_TRY_RESULT(parse_number(a, KPACK_TRY_RESULT(option_value(args, i))));
+  else if (a == "--level") {
+    uint64_t level = KPACK_TRY_RESULT(parse_number(a, KPACK_TRY_RESULT(option_value(args, i))));
+    cl.pack.compress.level = static_cast<int>(std::min<uint64_t>(level, 1000));
+    cl.level_given = true;
+  } else {
+    return Error{"kpack: unknown option '" + a + "' (see kpack --help)"};
   }
-  if (!positional.empty() && (positional[0] == "extract" || positional[0] == "info")) {
-    cl.command = positional[0] == "extract" ? Command::kExtract : Command::kInfo;
-    positional.erase(positional.begin());
+  return Ok{};
+}
+
+// The command and its one input, from the words that are not options.
+Status take_command_and_input(const std::vector<std::string>& words, CommandLine& cl) {
+  size_t first = 0;
+  if (!words.empty() && (words[0] == "extract" || words[0] == "info")) {
+    cl.command = words[0] == "extract" ? Command::kExtract : Command::kInfo;
+    first = 1;
   }
-  if (positional.size() != 1) return Error{"kpack: expected one input file (see kpack --help)"};
-  cl.input = positional[0];
+  if (words.size() != first + 1) return Error{"kpack: expected one input file (see kpack --help)"};
+  cl.input = words[first];
+  return Ok{};
+}
+
+// Which options go with which command.
+Status check_options_fit_command(CommandLine& cl) {
   if (cl.command != Command::kInfo && cl.output.empty()) return Error{"kpack: missing -o OUTPUT"};
   // --relocs FILE: the table to write (extract) or to pack (the default command).
   if (cl.command == Command::kInfo && !cl.relocs_output.empty())
     return Error{"kpack: --relocs goes with extract or packing"};
   if (cl.command == Command::kPack) std::swap(cl.relocs_input, cl.relocs_output);
   if (cl.command != Command::kPack && !cl.sbat_input.empty()) return Error{"kpack: --sbat goes with packing"};
+  return Ok{};
+}
 
+// The packing options' values, each within what its codec or the boot protocol allows.
+Status check_pack_options(CommandLine& cl) {
   Codec codec = cl.pack.compress.codec;
   if (!cl.level_given) cl.pack.compress.level = default_level(codec);
   if (cl.pack.compress.level < min_level(codec) || cl.pack.compress.level > max_level(codec))
@@ -94,6 +87,27 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     return Error{"kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB"};
   if (cl.pack.randomize_raw_physically && codec != Codec::kRaw)
     return Error{"kpack: --randomize-physical is for --raw (compressed images always randomize)"};
+  return Ok{};
+}
+
+}  // namespace
+
+Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cl;
+  cl.pack.compress.codec = Codec::kLz4;
+  cl.pack.compress.threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    // Help and version win over everything after them.
+    if (a == "-h" || a == "--help") return CommandLine{.command = Command::kHelp};
+    if (a == "--version") return CommandLine{.command = Command::kVersion};
+    if (a.size() > 1 && a[0] == '-') KPACK_TRY_RESULT(apply_option(args, i, cl));
+    else positional.push_back(a);
+  }
+  KPACK_TRY_RESULT(take_command_and_input(positional, cl));
+  KPACK_TRY_RESULT(check_options_fit_command(cl));
+  KPACK_TRY_RESULT(check_pack_options(cl));
   return cl;
 }
 

@@ -301,30 +301,20 @@ Result<std::vector<uint8_t>> decode_stream(StreamFormat format, std::span<const 
                                            const std::string& name, uint64_t max_output) {
   const Problems problems{name, stream_format_name(format), max_output};
   Sink sink(max_output);
-  auto require_magic = [&](auto& magic) -> std::optional<Error> {
-    if (starts_with(payload, magic)) return std::nullopt;
+  // The stream must start with its format's magic before its decoder sees it.
+  auto decode_with = [&](const auto& magic, auto decoder) -> Result<std::vector<uint8_t>> {
+    if (starts_with(payload, magic)) return decoder(payload, problems, sink);
     return payload.size() < sizeof(magic) ? problems.truncated() : problems.corrupt("bad magic");
   };
-  std::optional<Error> bad_start;
   switch (format) {
     case StreamFormat::kRaw:
       if (payload.size() > max_output) return problems.too_big();
       return std::vector<uint8_t>(payload.begin(), payload.end());
-    case StreamFormat::kGzip:
-      if ((bad_start = require_magic(kGzipMagic))) return *bad_start;
-      return decode_gzip(payload, problems, sink);
-    case StreamFormat::kXz:
-      if ((bad_start = require_magic(kXzMagic))) return *bad_start;
-      return decode_xz(payload, problems, sink);
-    case StreamFormat::kLz4Legacy:
-      if ((bad_start = require_magic(kLz4LegacyMagic))) return *bad_start;
-      return decode_lz4_legacy(payload, problems, sink);
-    case StreamFormat::kLz4Frame:
-      if ((bad_start = require_magic(kLz4FrameMagic))) return *bad_start;
-      return decode_lz4_frame(payload, problems, sink);
-    case StreamFormat::kZstd:
-      if ((bad_start = require_magic(kZstdMagic))) return *bad_start;
-      return decode_zstd(payload, problems, sink);
+    case StreamFormat::kGzip: return decode_with(kGzipMagic, decode_gzip);
+    case StreamFormat::kXz: return decode_with(kXzMagic, decode_xz);
+    case StreamFormat::kLz4Legacy: return decode_with(kLz4LegacyMagic, decode_lz4_legacy);
+    case StreamFormat::kLz4Frame: return decode_with(kLz4FrameMagic, decode_lz4_frame);
+    case StreamFormat::kZstd: return decode_with(kZstdMagic, decode_zstd);
     case StreamFormat::kBzip2:
     case StreamFormat::kLzma:
     case StreamFormat::kLzo: break;

@@ -56,9 +56,8 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
 // (stock images carry it after the ELF too; only a KASLR boot decodes it).
 Result<Payload> build_compressed_payload(const KernelInput& input, const PackOptions& options, const std::string& name) {
   FramedPayload framed;
-  Status status = append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name,
-                                    options.progress);
-  if (!status) return status.error();
+  KPACK_TRY_RESULT(append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name,
+                                     options.progress));
   return Payload{std::move(framed.bytes), std::move(framed.frames), 0};
 }
 
@@ -96,100 +95,141 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   return h;
 }
 
-}  // namespace
+// Where each piece of the protected-mode part goes, as offsets into it:
+// stub | StubRecord | kernel_info | frame table | padding | payload.
+struct ProtectedPart {
+  uint64_t record = 0;
+  uint64_t kernel_info = 0;
+  uint64_t frame_table = 0;
+  uint64_t payload = 0;
+  uint64_t size = 0;       // through the payload's end
+  uint64_t init_size = 0;  // what the boot protocol's init_size says: the image and all the stub may write
+};
 
-Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
-                                         const ImageBlobs& blobs, const std::string& name) {
+Status check_blobs(const ImageBlobs& blobs, const std::string& name) {
   if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
     return error_in(name, "internal error: bad setup blob");
   if (blobs.stub.size() % kStubRecordAlign) return error_in(name, "internal error: bad stub blob");
-  Result<StubLayout> stub_layout = read_stub_layout(blobs.stub, name);
-  if (!stub_layout) return stub_layout.error();
+  return Ok{};
+}
 
-  // Protected-mode part: stub | StubRecord | kernel_info | frame table | padding | payload.
-  uint64_t stub_info_offset = blobs.stub.size();
-  uint64_t kernel_info_offset = stub_info_offset + sizeof(StubRecord);
-  uint64_t frame_table_offset = kernel_info_offset + sizeof(boot::KernelInfo);
-  bool raw = options.compress.codec == Codec::kRaw;
-  Result<Payload> payload = raw ? build_raw_payload(input, options, align_up(frame_table_offset, kPageSize), name)
-                                : build_compressed_payload(input, options, name);
-  if (!payload) return payload.error();
-  if (payload->frames.size() > kMaxFrames)
-    return error_in(name, "the payload has " + std::to_string(payload->frames.size()) + " frames, more than the " +
+ProtectedPart headers_after(uint64_t stub_size) {
+  ProtectedPart part;
+  part.record = stub_size;
+  part.kernel_info = part.record + sizeof(StubRecord);
+  part.frame_table = part.kernel_info + sizeof(boot::KernelInfo);
+  return part;
+}
+
+// The payload's offset after the frame table, and the sizes the setup header gives.
+Status place_payload(const KernelInput& input, bool raw, Payload& payload, ProtectedPart& part, const std::string& name) {
+  if (payload.frames.size() > kMaxFrames)
+    return error_in(name, "the payload has " + std::to_string(payload.frames.size()) + " frames, more than the " +
                               std::to_string(kMaxFrames) + " a kpack image can hold");
   // A raw payload's ELF keeps page-congruent offsets; frames are read from any address, and the
   // smaller alignment saves up to 4 KB (what put the xz image of Debian's generic kernel under the
   // stock one's size).
-  uint64_t payload_offset =
-      raw ? align_up(frame_table_offset, kPageSize)
-          : align_up(frame_table_offset + payload->frames.size() * sizeof(FrameEntry), 16);
+  part.payload = raw ? align_up(part.frame_table, kPageSize)
+                     : align_up(part.frame_table + payload.frames.size() * sizeof(FrameEntry), 16);
   // Worst case for a compressed payload: the kernel goes right after the image, at the next aligned address.
   if (!raw)
-    payload->init_size_from_base = align_up(payload_offset + payload->bytes.size(), kPageSize) +
-                                   input.kernel.alignment + input.kernel.span();
-  uint64_t protected_size = payload_offset + payload->bytes.size();
-  uint64_t init_size = align_up(std::max(protected_size, payload->init_size_from_base), kPageSize);
-  if (protected_size > 0xFFFFFFFFull || init_size > 0xFFFFFFFFull)
+    payload.init_size_from_base =
+        align_up(part.payload + payload.bytes.size(), kPageSize) + input.kernel.alignment + input.kernel.span();
+  part.size = part.payload + payload.bytes.size();
+  part.init_size = align_up(std::max(part.size, payload.init_size_from_base), kPageSize);
+  if (part.size > 0xFFFFFFFFull || part.init_size > 0xFFFFFFFFull)
     return error_in(name, "image too large for the boot protocol's 32-bit size fields");
+  return Ok{};
+}
 
-  std::vector<uint8_t> image(blobs.setup.begin(), blobs.setup.end());
-  // The version string goes in sectors of its own after the setup code, where the header's
-  // kernel_version can point at it (relative to 0x200, as the protocol has it).
-  uint32_t kernel_version = 0;
-  if (input.version && input.version->size() <= kMaxVersionLength) {
+// The setup code, then the version string in sectors of its own, where the header's
+// kernel_version can point at it (relative to 0x200, as the protocol has it).
+std::vector<uint8_t> setup_sectors(std::span<const uint8_t> setup, const std::optional<std::string>& version,
+                                   uint32_t& kernel_version) {
+  std::vector<uint8_t> image(setup.begin(), setup.end());
+  kernel_version = 0;
+  if (version && version->size() <= kMaxVersionLength) {
     kernel_version = static_cast<uint32_t>(image.size() - 0x200);
-    image.insert(image.end(), input.version->begin(), input.version->end());
+    image.insert(image.end(), version->begin(), version->end());
     image.resize(align_up(image.size() + 1, boot::kSectorSize), 0);
   }
   // The protected-mode part starts on a page: then every PE section's RVA equals its file offset,
   // as in stock images, so a loader that copies the file flat (systemd-stub 252) runs it too.
   image.resize(align_up(image.size(), kPeSectionAlignment), 0);
-  if (image.size() > kMaxSetupSize) return error_in(name, "internal error: setup sectors too large");
-  uint64_t setup_size = image.size();
-  uint32_t setup_sects = static_cast<uint32_t>(setup_size / boot::kSectorSize - 1);
-  boot::SetupHeader header = make_header(input, setup_sects, protected_size, payload_offset,
-                                         payload->bytes.size(), init_size, kernel_info_offset);
-  header.kernel_version = static_cast<uint16_t>(kernel_version);
-  // The EFI handover entry (GRUB's linuxefi and older systemd-stub), 64-bit: at 0x200 + offset.
-  header.handover_offset = stub_layout->handover_entry - boot::kEntry64Offset;
-  header.xloadflags = header.xloadflags | boot::kXlfEfiHandover64;
-  put(image, boot::kSetupHeaderOffset, header);
+  return image;
+}
 
-  // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
-  image.resize(setup_size + align_up(protected_size, kPeFileAlignment), 0);
-  PeInput pe{setup_size, *stub_layout, payload_offset, protected_size, 0, options.sbat.size()};
-  if (!options.sbat.empty()) {
-    pe.sbat_offset = image.size();
-    image.insert(image.end(), options.sbat.begin(), options.sbat.end());
-    image.resize(align_up(image.size(), kPeFileAlignment), 0);
-  }
-  std::memcpy(image.data() + setup_size, blobs.stub.data(), blobs.stub.size());
+StubRecord make_record(const KernelInput& input, const PackOptions& options, const ProtectedPart& part,
+                       const Payload& payload) {
+  const bool raw = options.compress.codec == Codec::kRaw;
   StubRecord info{};
   std::memcpy(info.magic, kStubRecordMagic, sizeof(info.magic));
   info.version = kStubRecordVersion;
   info.codec = static_cast<uint32_t>(options.compress.codec);
-  info.payload_offset = payload_offset;
-  info.payload_size = payload->bytes.size();
-  info.image_size = protected_size;
+  info.payload_offset = part.payload;
+  info.payload_size = payload.bytes.size();
+  info.image_size = part.size;
   info.min_kernel_address = floor_of(input, options);
   info.kernel_alignment = input.kernel.alignment;
   info.relocations_size = input.relocs.size();
   info.flags = options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0;
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
-  info.frame_table_offset = raw ? 0 : frame_table_offset;
-  info.frame_count = static_cast<uint32_t>(payload->frames.size());
-  put(image, setup_size + stub_info_offset, info);
-  for (size_t i = 0; i < payload->frames.size(); ++i)
-    put(image, setup_size + frame_table_offset + i * sizeof(FrameEntry), payload->frames[i]);
+  info.frame_table_offset = raw ? 0 : part.frame_table;
+  info.frame_count = static_cast<uint32_t>(payload.frames.size());
+  return info;
+}
+
+// The protected-mode part at `base` in the file: the stub and what follows it.
+void write_protected_part(std::vector<uint8_t>& image, uint64_t base, std::span<const uint8_t> stub,
+                          const StubRecord& record, const Payload& payload, const ProtectedPart& part) {
+  std::memcpy(image.data() + base, stub.data(), stub.size());
+  put(image, base + part.record, record);
+  for (size_t i = 0; i < payload.frames.size(); ++i)
+    put(image, base + part.frame_table + i * sizeof(FrameEntry), payload.frames[i]);
   boot::KernelInfo kernel_info{};
   kernel_info.header = boot::kKernelInfoMagic;
   kernel_info.size = sizeof(boot::KernelInfo);
   kernel_info.size_total = sizeof(boot::KernelInfo);
   kernel_info.setup_type_max = 0;
-  put(image, setup_size + kernel_info_offset, kernel_info);
-  std::memcpy(image.data() + setup_size + payload_offset, payload->bytes.data(), payload->bytes.size());
-  Status pe_status = write_pe_headers(image, pe, name);
-  if (!pe_status) return pe_status.error();
+  put(image, base + part.kernel_info, kernel_info);
+  std::memcpy(image.data() + base + part.payload, payload.bytes.data(), payload.bytes.size());
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
+                                         const ImageBlobs& blobs, const std::string& name) {
+  KPACK_TRY_RESULT(check_blobs(blobs, name));
+  StubLayout stub_layout = KPACK_TRY_RESULT(read_stub_layout(blobs.stub, name));
+  // The payload first: its frame count decides where it starts.
+  ProtectedPart part = headers_after(blobs.stub.size());
+  const bool raw = options.compress.codec == Codec::kRaw;
+  Payload payload = KPACK_TRY_RESULT(raw ? build_raw_payload(input, options, align_up(part.frame_table, kPageSize), name)
+                                         : build_compressed_payload(input, options, name));
+  KPACK_TRY_RESULT(place_payload(input, raw, payload, part, name));
+
+  uint32_t kernel_version = 0;
+  std::vector<uint8_t> image = setup_sectors(blobs.setup, input.version, kernel_version);
+  if (image.size() > kMaxSetupSize) return error_in(name, "internal error: setup sectors too large");
+  const uint64_t setup_size = image.size();
+  boot::SetupHeader header = make_header(input, static_cast<uint32_t>(setup_size / boot::kSectorSize - 1), part.size,
+                                         part.payload, payload.bytes.size(), part.init_size, part.kernel_info);
+  header.kernel_version = static_cast<uint16_t>(kernel_version);
+  // The EFI handover entry (GRUB's linuxefi and older systemd-stub), 64-bit: at 0x200 + offset.
+  header.handover_offset = stub_layout.handover_entry - boot::kEntry64Offset;
+  header.xloadflags = header.xloadflags | boot::kXlfEfiHandover64;
+  put(image, boot::kSetupHeaderOffset, header);
+
+  // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
+  image.resize(setup_size + align_up(part.size, kPeFileAlignment), 0);
+  PeInput pe{setup_size, stub_layout, part.payload, part.size, 0, options.sbat.size()};
+  if (!options.sbat.empty()) {
+    pe.sbat_offset = image.size();
+    image.insert(image.end(), options.sbat.begin(), options.sbat.end());
+    image.resize(align_up(image.size(), kPeFileAlignment), 0);
+  }
+  write_protected_part(image, setup_size, blobs.stub, make_record(input, options, part, payload), payload, part);
+  KPACK_TRY_RESULT(write_pe_headers(image, pe, name));
   return image;
 }
 

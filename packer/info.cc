@@ -2,34 +2,23 @@
 
 #include <cinttypes>
 
+#include "formats/elf64.h"
+#include "formats/pe.h"
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
-#include "formats/elf64.h"
 #include "packer/kernel_input.h"
 #include "packer/pe_image.h"
 #include "packer/placement_report.h"
 #include "packer/relocs_table.h"
 
 namespace kpack {
+namespace {
 
-Status print_info(const std::string& path, std::FILE* out) {
-  Result<std::vector<uint8_t>> file = read_file(path);
-  if (!file) return file.error();
-  return print_image_info(*file, path, out);
-}
-
-Status print_image_info(std::span<const uint8_t> file, const std::string& path, std::FILE* out,
-                        const InfoLimits& limits) {
-  Result<BzImage> image = read_bzimage(file, path);
-  if (!image) return image.error();
-  Result<KernelPayload> payload = extract_kernel(*image, file, path, limits.max_decoded);
-  if (!payload) return payload.error();
-  Result<KernelHeaders> kernel = parse_vmlinux(payload->elf, path);
-  if (!kernel) return kernel.error();
-
-  const boot::SetupHeader& h = image->header;
+// The boot protocol fields a loader acts on.
+void print_setup_header(const BzImage& image, std::span<const uint8_t> file, const std::string& path, std::FILE* out) {
+  const boot::SetupHeader& h = image.header;
   auto field = [&](const char* name, uint64_t value) { std::fprintf(out, "  %-20s 0x%" PRIx64 "\n", name, value); };
-  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image->kpack ? "kpack" : "stock", file.size());
+  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image.kpack ? "kpack" : "stock", file.size());
   std::fprintf(out, "setup header (boot protocol %u.%02u):\n", h.version >> 8, h.version & 0xFF);
   field("setup_sects", h.setup_sects);
   field("syssize", h.syssize);
@@ -46,56 +35,62 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
   field("init_size", h.init_size);
   field("kernel_info_offset", h.kernel_info_offset);
   field("handover_offset", h.handover_offset);
+}
 
-  // The EFI application view (PE/COFF), when the image has one.
-  Result<std::optional<PeView>> pe = read_pe_view(file, path);
-  if (!pe) return pe.error();
-  if (!pe->has_value()) {
+// The EFI application view (PE/COFF), when the image has one.
+void print_pe_view(const std::optional<PeView>& pe, std::FILE* out) {
+  if (!pe) {
     std::fprintf(out, "pe: none (not an EFI application)\n");
-  } else {
-    const PeView& v = **pe;
-    std::fprintf(out, "pe: machine 0x%x, subsystem %u, entry 0x%x, SizeOfImage 0x%x, SizeOfHeaders 0x%x, "
-                      "image version %u, DllCharacteristics 0x%x, %s\n",
-                 v.machine, v.subsystem, v.entry, v.size_of_image, v.size_of_headers, v.major_image_version,
-                 v.dll_characteristics,
-                 v.signature_size ? "signed (certificate table present)" : "unsigned");
-    for (const PeSection& s : v.sections) {
-      std::string name;
-      for (char c : s.name) name += (c >= 0x20 && c < 0x7F) ? c : '?';
-      std::fprintf(out, "  %-8s rva 0x%08x size 0x%08x file 0x%08x+0x%08x %c%c%c\n", name.c_str(), s.virtual_address,
-                   s.virtual_size, s.raw_offset, s.raw_size, s.characteristics & 0x40000000 ? 'R' : '-',
-                   s.characteristics & 0x80000000 ? 'W' : '-', s.characteristics & 0x20000000 ? 'X' : '-');
-    }
+    return;
   }
+  std::fprintf(out, "pe: machine 0x%x, subsystem %u, entry 0x%x, SizeOfImage 0x%x, SizeOfHeaders 0x%x, "
+                    "image version %u, DllCharacteristics 0x%x, %s\n",
+               pe->machine, pe->subsystem, pe->entry, pe->size_of_image, pe->size_of_headers, pe->major_image_version,
+               pe->dll_characteristics, pe->signature_size ? "signed (certificate table present)" : "unsigned");
+  for (const PeSection& s : pe->sections) {
+    std::string name;
+    for (char c : s.name) name += (c >= 0x20 && c < 0x7F) ? c : '?';
+    auto flag = [&](uint32_t bit, char letter) { return s.characteristics & bit ? letter : '-'; };
+    std::fprintf(out, "  %-8s rva 0x%08x size 0x%08x file 0x%08x+0x%08x %c%c%c\n", name.c_str(), s.virtual_address,
+                 s.virtual_size, s.raw_offset, s.raw_size, flag(pe::kSectionRead, 'R'), flag(pe::kSectionWrite, 'W'),
+                 flag(pe::kSectionExecute, 'X'));
+  }
+}
 
+// What the payload decodes to, and the relocation table after the ELF.
+void print_payload(const BzImage& image, const KernelPayload& payload, const std::string& path, std::FILE* out) {
   std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
-               stream_format_name(image->format), image->payload_size, payload->elf.size(), payload->relocs.size());
-  if (payload->relocs.empty()) {
+               stream_format_name(image.format), image.payload_size, payload.elf.size(), payload.relocs.size());
+  if (payload.relocs.empty()) {
     std::fprintf(out, "relocations: none (physical randomization only)\n");
-  } else {
-    Result<RelocTable> relocs = parse_relocs(payload->relocs, path);
-    if (relocs) std::fprintf(out, "relocations: %s\n", describe_relocs(*relocs).c_str());
-    else std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
+    return;
   }
-  if (image->kpack) {
-    const StubRecord& info = *image->kpack;
-    Codec codec = static_cast<Codec>(uint32_t{info.codec});
-    std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
-                 uint64_t{info.min_kernel_address},
-                 kernel && info.min_kernel_address == kernel->physical.begin ? " (its link address)" : "");
-    if (codec != Codec::kRaw) {
-      FrameDigest digest = static_cast<FrameDigest>(uint32_t{info.digest});
-      std::fprintf(out, "frames: %u independent, each proved by %s\n", uint32_t{info.frame_count},
-                   digest == FrameDigest::kXxh3 ? "XXH3-64 in the frame table" : "the format's own check");
-    }
-    // What the stub randomizes unless the command line says nokaslr.
-    bool physical = codec != Codec::kRaw || (info.flags & kStubRandomizeRawPhysically);
-    std::fprintf(out, "kaslr: physical %s, virtual %s\n",
-                 physical ? "yes (a random 2 MiB slot at or above the floor)"
-                          : "no (raw: runs where loaded; pack with --randomize-physical to move it)",
-                 info.relocations_size ? "yes (the relocation table above)" : "no (no relocation table)");
+  Result<RelocationLists> relocs = split_relocation_lists(payload.relocs, path);
+  if (relocs) std::fprintf(out, "relocations: %s\n", describe_relocation_lists(*relocs).c_str());
+  else std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
+}
+
+// What the kpack record tells the stub: codec, floor, frames and what it randomizes.
+void print_kpack_record(const StubRecord& info, const KernelHeaders& kernel, std::FILE* out) {
+  Codec codec = static_cast<Codec>(uint32_t{info.codec});
+  std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
+               uint64_t{info.min_kernel_address},
+               info.min_kernel_address == kernel.physical.begin ? " (its link address)" : "");
+  if (codec != Codec::kRaw) {
+    FrameDigest digest = static_cast<FrameDigest>(uint32_t{info.digest});
+    std::fprintf(out, "frames: %u independent, each proved by %s\n", uint32_t{info.frame_count},
+                 digest == FrameDigest::kXxh3 ? "XXH3-64 in the frame table" : "the format's own check");
   }
-  const KernelHeaders& k = *kernel;
+  // What the stub randomizes unless the command line says nokaslr.
+  bool physical = codec != Codec::kRaw || (info.flags & kStubRandomizeRawPhysically);
+  std::fprintf(out, "kaslr: physical %s, virtual %s\n",
+               physical ? "yes (a random 2 MiB slot at or above the floor)"
+                        : "no (raw: runs where loaded; pack with --randomize-physical to move it)",
+               info.relocations_size ? "yes (the relocation table above)" : "no (no relocation table)");
+}
+
+// The kernel's loadable segments and entry point.
+void print_kernel(const KernelHeaders& k, std::FILE* out) {
   std::fprintf(out, "segments (%u), alignment 0x%" PRIx64 ":\n", k.segment_count, k.alignment);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
@@ -106,7 +101,29 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
   }
   std::fprintf(out, "entry: 0x%" PRIx64 " (physical, %" PRIu64 " bytes into the kernel)\n", k.entry,
                k.entry - k.physical.begin);
-  print_placement_report(*image, file, out, limits.ram_size);
+}
+
+}  // namespace
+
+Status print_info(const std::string& path, std::FILE* out) {
+  std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
+  return print_image_info(file, path, out);
+}
+
+Status print_image_info(std::span<const uint8_t> file, const std::string& path, std::FILE* out,
+                        const InfoLimits& limits) {
+  // The image is read and checked before the first line: a bad one prints only its error.
+  BzImage image = KPACK_TRY_RESULT(read_bzimage(file, path));
+  KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, path, limits.max_decoded));
+  KernelHeaders kernel = KPACK_TRY_RESULT(parse_vmlinux(payload.elf, path));
+  print_setup_header(image, file, path, out);
+  // A damaged PE header (rare: the loaders above need none) ends the output after the setup header.
+  print_pe_view(KPACK_TRY_RESULT(read_pe_view(file, path)), out);
+  print_payload(image, payload, path, out);
+  if (image.kpack) print_kpack_record(*image.kpack, kernel, out);
+  print_kernel(kernel, out);
+  // Where the stub would put the kernel for the usual loaders, by running its engine.
+  print_placement_report(image, file, out, limits.ram_size);
   return Ok{};
 }
 

@@ -18,11 +18,9 @@ Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::
 }
 
 Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name) {
-  Result<KernelHeaders> kernel = parse_vmlinux(elf, name);
-  if (!kernel) return kernel.error();
   KernelInput input;
+  input.kernel = KPACK_TRY_RESULT(parse_vmlinux(elf, name));
   input.elf = std::move(elf);
-  input.kernel = *kernel;
   return input;
 }
 
@@ -31,15 +29,13 @@ namespace {
 // Sets input.relocs by the precedence load_kernel documents.
 Status choose_relocs(KernelInput& input, const std::string& path, const std::string& relocs_path) {
   if (!relocs_path.empty()) {
-    std::optional<RelocsFormat> expected = relocs_format_of_kernel(input.elf);
-    Result<std::vector<uint8_t>> bytes = read_file(relocs_path);
-    if (!bytes) return bytes.error();
-    Result<RelocTable> table = parse_relocs(*bytes, relocs_path);
-    if (!table) return table.error();
-    if (expected && table->format != *expected)
-      return error_in(relocs_path, std::string("relocation table is ") + relocs_format_name(table->format) + " but " +
+    std::optional<RelocationFormat> expected = relocs_format_of_kernel(input.elf);
+    std::vector<uint8_t> bytes = KPACK_TRY_RESULT(read_file(relocs_path));
+    RelocationLists table = KPACK_TRY_RESULT(split_relocation_lists(bytes, relocs_path));
+    if (expected && table.format != *expected)
+      return error_in(relocs_path, std::string("relocation table is ") + relocs_format_name(table.format) + " but " +
                                        path + " expects one " + relocs_format_name(*expected));
-    input.relocs = std::move(*bytes);
+    input.relocs = std::move(bytes);
     input.relocs_origin = RelocsOrigin::kFile;
     return Ok{};
   }
@@ -48,15 +44,14 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
     return Ok{};
   }
   // Without a banner the format is unknown: compute anyway, to tell "no .rela sections" apart.
-  std::optional<RelocsFormat> expected = relocs_format_of_kernel(input.elf);
-  Result<std::optional<RelocTable>> table =
-      relocs_from_elf(input.elf, expected.value_or(RelocsFormat::kWithoutInverse32), path);
-  if (!table) return table.error();
-  if (!*table) return Ok{};
+  std::optional<RelocationFormat> expected = relocs_format_of_kernel(input.elf);
+  std::optional<RelocationLists> table =
+      KPACK_TRY_RESULT(relocs_from_elf(input.elf, expected.value_or(RelocationFormat::kWithoutInverse32), path));
+  if (!table) return Ok{};
   if (!expected)
     return error_in(path, "has .rela sections but no 'Linux version' banner to tell which relocation table "
                           "format it expects (give one with --relocs FILE)");
-  input.relocs = encode_relocs(**table);
+  input.relocs = encode_relocation_lists(*table);
   input.relocs_origin = RelocsOrigin::kComputed;
   return Ok{};
 }
@@ -64,33 +59,26 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
 }  // namespace
 
 Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path) {
-  Result<std::vector<uint8_t>> file = read_file(path);
-  if (!file) return file.error();
-  if (file->empty()) return error_in(path, "empty file");
-  if (!looks_like_bzimage(*file)) {
-    Result<KernelInput> input = kernel_input_from_elf(std::move(*file), path);
-    if (!input) return input;
-    input->version = version_from_banner(input->elf);
-    Status relocs = choose_relocs(*input, path, relocs_path);
-    if (!relocs) return relocs.error();
+  std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
+  if (file.empty()) return error_in(path, "empty file");
+  if (!looks_like_bzimage(file)) {
+    KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
+    input.version = version_from_banner(input.elf);
+    KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
     return input;
   }
 
-  Result<BzImage> image = read_bzimage(*file, path);
-  if (!image) return image.error();
-  Result<KernelPayload> payload = extract_kernel(*image, *file, path);
-  if (!payload) return payload.error();
-  Result<KernelInput> input = kernel_input_from_elf(std::move(payload->elf), path);
-  if (!input) return input;
-  input->relocs = std::move(payload->relocs);
-  input->cmdline_size = image->header.cmdline_size;
+  BzImage image = KPACK_TRY_RESULT(read_bzimage(file, path));
+  KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, path));
+  KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
+  input.relocs = std::move(payload.relocs);
+  input.cmdline_size = image.header.cmdline_size;
   // The signature covers the old image's bytes; the packed image needs one of its own.
-  Result<std::optional<PeView>> pe = read_pe_view(*file, path);
-  input->was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;
-  input->version = version_from_bzimage(*file, image->header, image->setup_size);
-  if (!input->version) input->version = version_from_banner(input->elf);
-  Status relocs = choose_relocs(*input, path, relocs_path);
-  if (!relocs) return relocs.error();
+  Result<std::optional<PeView>> pe = read_pe_view(file, path);
+  input.was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;
+  input.version = version_from_bzimage(file, image.header, image.setup_size);
+  if (!input.version) input.version = version_from_banner(input.elf);
+  KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
   return input;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "formats/elf64.h"
+#include "packer/byte_io.h"
 
 namespace kpack {
 namespace {
@@ -87,8 +88,7 @@ uint64_t leading_code(const KernelInput& input, const LoadSegment& s) {
   // Sections in file order, as linkers write them: one pass.
   uint64_t end = s.offset, segment_end = s.offset + s.filesz;
   for (uint64_t i = 0; i < count; ++i) {
-    elf::Shdr sh;
-    std::memcpy(&sh, input.elf.data() + table + i * entry, sizeof(sh));
+    const auto sh = get<elf::Shdr>(input.elf, table + i * entry);
     if (sh.type == elf::kShtNobits || !(sh.flags & elf::kShfExecInstr) || sh.size == 0) continue;
     // The first code section starts the segment; each next one follows the last, after at most
     // the padding its alignment asks for.

@@ -70,31 +70,29 @@ class ProgressLine {
 
 Status pack(const CommandLine& cl) {
   // Read the kernel: a vmlinux, or the one inside a bzImage.
-  Result<KernelInput> input = load_kernel(cl.input, cl.relocs_input);
-  if (!input) return input.error();
+  KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input));
   // Lay out the payload, compress it, and put the image together.
   ProgressLine progress(codec_name(cl.pack.compress.codec));
   PackOptions options = cl.pack;
   if (!cl.sbat_input.empty()) {
-    Result<std::vector<uint8_t>> sbat = read_file(cl.sbat_input);
-    if (!sbat) return sbat.error();
+    std::vector<uint8_t> sbat = KPACK_TRY_RESULT(read_file(cl.sbat_input));
     // shim reads SBAT as CSV text; a few KiB is already a long revocation history.
-    if (sbat->empty() || sbat->size() > 64 * 1024)
+    if (sbat.empty() || sbat.size() > 64 * 1024)
       return error_in(cl.sbat_input, "an SBAT file holds 1 byte to 64 KiB of CSV text");
-    options.sbat = std::move(*sbat);
+    options.sbat = std::move(sbat);
   }
   options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
-  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(options.compress.codec), cl.output);
-  if (!image) return image.error();
+  std::vector<uint8_t> image =
+      KPACK_TRY_RESULT(build_image(input, options, built_in_blobs(options.compress.codec), cl.output));
   // Replace the output in one step.
-  Status written = write_file_atomically(cl.output, *image, 0644);
+  Status written = write_file_atomically(cl.output, image, 0644);
   // After success only, so that a failed pack still prints its one error line and nothing else.
-  if (written && input->relocs_origin == RelocsOrigin::kNone)
+  if (written && input.relocs_origin == RelocsOrigin::kNone)
     std::fprintf(stderr,
                  "kpack: warning: %s has no relocation table (no .rela sections, no --relocs): the image can "
                  "randomize only the physical address\n",
                  cl.input.c_str());
-  if (written && input->was_signed)
+  if (written && input.was_signed)
     std::fprintf(stderr,
                  "kpack: note: %s was signed; its signature does not cover the new image, which is unsigned "
                  "(sign it again, e.g. with sbsign)\n",
@@ -104,19 +102,15 @@ Status pack(const CommandLine& cl) {
 
 Status extract(const CommandLine& cl) {
   // Find the payload, decode it, and split it into the ELF and the relocation table.
-  Result<std::vector<uint8_t>> file = read_file(cl.input);
-  if (!file) return file.error();
-  Result<BzImage> image = read_bzimage(*file, cl.input);
-  if (!image) return image.error();
-  Result<KernelPayload> payload = extract_kernel(*image, *file, cl.input);
-  if (!payload) return payload.error();
+  std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(cl.input));
+  BzImage image = KPACK_TRY_RESULT(read_bzimage(file, cl.input));
+  KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, cl.input));
   // Write both atomically; the relocations only when asked for.
   if (!cl.relocs_output.empty()) {
-    if (payload->relocs.empty()) return error_in(cl.input, "has no relocation table after its ELF");
-    Status status = write_file_atomically(cl.relocs_output, payload->relocs, 0644);
-    if (!status) return status;
+    if (payload.relocs.empty()) return error_in(cl.input, "has no relocation table after its ELF");
+    KPACK_TRY_RESULT(write_file_atomically(cl.relocs_output, payload.relocs, 0644));
   }
-  return write_file_atomically(cl.output, payload->elf, 0755);
+  return write_file_atomically(cl.output, payload.elf, 0755);
 }
 
 }  // namespace

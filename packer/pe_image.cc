@@ -39,46 +39,47 @@ Result<StubLayout> read_stub_layout(std::span<const uint8_t> stub, const std::st
   return layout;
 }
 
-Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const std::string& name) {
-  const uint64_t pm_file = in.setup_size;
-  if (pm_file < kPeHeadersSize || pm_file % kPeSectionAlignment || in.payload_offset < in.stub.data_start ||
-      in.image_size < in.payload_offset || image.size() < pm_file + align_up(in.image_size, kPeFileAlignment))
-    return error_in(name, "internal error: image not laid out for PE sections");
+namespace {
 
-  // Every section's RVA is its file offset (the protected-mode part starts on a page), as in
-  // stock images: the PE mapping is the file, so loaders that map sections and loaders that copy
-  // the file flat (systemd-stub 252) both run the position-independent stub as it lies in the file.
-  const uint64_t setup_rva = kPeHeadersSize;
-  const uint64_t pm_rva = pm_file;
+// The sections, each one's RVA its file offset (the protected-mode part starts on a page), as in
+// stock images: the PE mapping is the file, so loaders that map sections and loaders that copy the
+// file flat (systemd-stub 252) both run the position-independent stub as it lies in the file.
+// `end_rva` becomes SizeOfImage.
+std::vector<pe::SectionHeader> section_table(const PeInput& in, uint64_t& end_rva) {
+  using namespace pe;
+  const uint64_t pm = in.setup_size;
   // The writable section runs from the stub's data to the page after the record and kernel_info
   // (the stub's bss shares a page with them and, for compressed images, with the payload's first
   // bytes); the payload's remaining pages are read-only.
   const uint64_t payload_page = std::min(align_up(in.payload_offset, kPeSectionAlignment), align_up(in.image_size, kPeFileAlignment));
-  std::vector<pe::SectionHeader> sections;
-  using namespace pe;
-  if (pm_file > kPeHeadersSize)  // the 16-bit setup: never run under EFI, but covered by the signature
-    sections.push_back(section(".setup", setup_rva, pm_file - kPeHeadersSize, kPeHeadersSize, pm_file - kPeHeadersSize,
+  std::vector<SectionHeader> sections;
+  if (pm > kPeHeadersSize)  // the 16-bit setup: never run under EFI, but covered by the signature
+    sections.push_back(section(".setup", kPeHeadersSize, pm - kPeHeadersSize, kPeHeadersSize, pm - kPeHeadersSize,
                                kSectionInitializedData | kSectionRead | kSectionDiscardable));
-  sections.push_back(section(".text", pm_rva, in.stub.rodata_start, pm_file, in.stub.rodata_start,
+  sections.push_back(section(".text", pm, in.stub.rodata_start, pm, in.stub.rodata_start,
                              kSectionCode | kSectionExecute | kSectionRead));
-  sections.push_back(section(".rodata", pm_rva + in.stub.rodata_start, in.stub.data_start - in.stub.rodata_start,
-                             pm_file + in.stub.rodata_start, in.stub.data_start - in.stub.rodata_start,
+  sections.push_back(section(".rodata", pm + in.stub.rodata_start, in.stub.data_start - in.stub.rodata_start,
+                             pm + in.stub.rodata_start, in.stub.data_start - in.stub.rodata_start,
                              kSectionInitializedData | kSectionRead));
-  sections.push_back(section(".data", pm_rva + in.stub.data_start, payload_page - in.stub.data_start,
-                             pm_file + in.stub.data_start, payload_page - in.stub.data_start,
+  sections.push_back(section(".data", pm + in.stub.data_start, payload_page - in.stub.data_start,
+                             pm + in.stub.data_start, payload_page - in.stub.data_start,
                              kSectionInitializedData | kSectionRead | kSectionWrite));
   if (in.image_size > payload_page)
-    sections.push_back(section(".payload", pm_rva + payload_page, in.image_size - payload_page, pm_file + payload_page,
+    sections.push_back(section(".payload", pm + payload_page, in.image_size - payload_page, pm + payload_page,
                                align_up(in.image_size - payload_page, kPeFileAlignment),
                                kSectionInitializedData | kSectionRead));
-  uint64_t end_rva = align_up(pm_rva + in.image_size, kPeSectionAlignment);
+  end_rva = align_up(pm + in.image_size, kPeSectionAlignment);
   if (in.sbat_size) {
     sections.push_back(section(".sbat", end_rva, in.sbat_size, in.sbat_offset, align_up(in.sbat_size, kPeFileAlignment),
                                kSectionInitializedData | kSectionRead | kSectionDiscardable));
     end_rva = align_up(end_rva + in.sbat_size, kPeSectionAlignment);
   }
-  if (end_rva > 0xFFFFFFFFull) return error_in(name, "image too large for a PE file's 32-bit sizes");
+  return sections;
+}
 
+// The COFF and optional headers of an EFI application whose entry is the stub's EFI entry.
+pe::NtHeaders nt_headers(const PeInput& in, const std::vector<pe::SectionHeader>& sections, uint64_t end_rva) {
+  using namespace pe;
   NtHeaders nt{};
   nt.signature = kSignature;
   nt.coff.machine = kMachineAmd64;
@@ -92,8 +93,8 @@ Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const st
   for (const SectionHeader& s : sections)
     if (!(uint32_t{s.characteristics} & kSectionCode)) data_bytes += s.size_of_raw_data;
   o.size_of_initialized_data = static_cast<uint32_t>(data_bytes);
-  o.address_of_entry_point = static_cast<uint32_t>(pm_rva + in.stub.efi_entry);
-  o.base_of_code = static_cast<uint32_t>(pm_rva);
+  o.address_of_entry_point = static_cast<uint32_t>(in.setup_size + in.stub.efi_entry);
+  o.base_of_code = static_cast<uint32_t>(in.setup_size);
   o.image_base = 0;
   o.section_alignment = kPeSectionAlignment;
   o.file_alignment = kPeFileAlignment;
@@ -103,13 +104,27 @@ Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const st
   o.subsystem = kSubsystemEfiApplication;
   o.dll_characteristics = kDllNxCompat;
   o.number_of_rva_and_sizes = kDirectoryCount;
+  return nt;
+}
 
+}  // namespace
+
+Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const std::string& name) {
+  using namespace pe;
+  const uint64_t pm_file = in.setup_size;
+  if (pm_file < kPeHeadersSize || pm_file % kPeSectionAlignment || in.payload_offset < in.stub.data_start ||
+      in.image_size < in.payload_offset || image.size() < pm_file + align_up(in.image_size, kPeFileAlignment))
+    return error_in(name, "internal error: image not laid out for PE sections");
+  uint64_t end_rva = 0;
+  std::vector<SectionHeader> sections = section_table(in, end_rva);
+  if (end_rva > 0xFFFFFFFFull) return error_in(name, "image too large for a PE file's 32-bit sizes");
   const uint64_t table_end = kNtHeadersOffset + sizeof(NtHeaders) + sections.size() * sizeof(SectionHeader);
   if (table_end > boot::kSetupHeaderOffset) return error_in(name, "internal error: PE section table overlaps the setup header");
+  // The DOS stub's fields a PE loader and Linux's tools read, then the headers and the section table.
   put(image, 0, kDosMagic);
   put(image, kLinuxPeMagicOffset, ul32{kLinuxPeMagic});
   put(image, kDosNewHeaderOffset, ul32{kNtHeadersOffset});
-  put(image, kNtHeadersOffset, nt);
+  put(image, kNtHeadersOffset, nt_headers(in, sections, end_rva));
   for (size_t i = 0; i < sections.size(); ++i)
     put(image, kNtHeadersOffset + sizeof(NtHeaders) + i * sizeof(SectionHeader), sections[i]);
   return Ok{};

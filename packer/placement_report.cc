@@ -1,13 +1,12 @@
 #include "packer/placement_report.h"
 
-#include <sys/mman.h>
-
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "packer/mapped_ram.h"
 #include "stub/engine/free_memory.h"
 #include "stub/engine/stub_record.h"
 
@@ -16,39 +15,25 @@ namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-// RAM at [0, size): an anonymous mapping, so only the pages the engine touches cost host memory
-// (and no allocator fills or poisons the rest). Records every range the engine asks to write, so
-// the report can check it never wrote over the image.
+// RAM at [0, size) that records every range the engine asks to write, so the report can check it
+// never wrote over the image.
 class SimulatedRam final : public PhysicalMemory {
  public:
-  explicit SimulatedRam(uint64_t size) : size_(size) {
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    bytes_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
-  }
-  ~SimulatedRam() {
-    if (bytes_) munmap(bytes_, size_);
-  }
-  SimulatedRam(const SimulatedRam&) = delete;
-  SimulatedRam& operator=(const SimulatedRam&) = delete;
-  bool ok() const { return bytes_ != nullptr; }
+  explicit SimulatedRam(uint64_t size) : ram_(size) {}
+  bool ok() const { return ram_.ok(); }
 
-  const uint8_t* readable(uint64_t addr, uint64_t size) override { return at(addr, size); }
+  const uint8_t* readable(uint64_t addr, uint64_t size) override { return ram_.at(addr, size); }
   uint8_t* writable(uint64_t addr, uint64_t size) override {
-    uint8_t* p = at(addr, size);
+    uint8_t* p = ram_.at(addr, size);
     if (p) writes.push_back(range_of(addr, size));
     return p;
   }
-  void load(uint64_t addr, std::span<const uint8_t> data) { std::memcpy(bytes_ + addr, data.data(), data.size()); }
+  void load(uint64_t addr, std::span<const uint8_t> data) { std::memcpy(ram_.data() + addr, data.data(), data.size()); }
 
   std::vector<Range> writes;
 
  private:
-  uint8_t* at(uint64_t addr, uint64_t size) {
-    if (addr > size_ || size > size_ - addr) return nullptr;
-    return bytes_ + addr;
-  }
-  uint64_t size_;
-  uint8_t* bytes_ = nullptr;
+  MappedRam ram_;
 };
 
 // One load address: run the engine as the stub would and say what it did.

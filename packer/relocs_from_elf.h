@@ -47,12 +47,12 @@ namespace kpack {
 // patterns miss, such as .relaruntime_*, which alone would make an incomplete table). `name` is
 // the file, for messages; a malformed file or a relocation the kernel's tool would reject is an
 // error.
-Result<std::optional<RelocTable>> relocs_from_elf(std::span<const uint8_t> elf, RelocsFormat format,
+Result<std::optional<RelocationLists>> relocs_from_elf(std::span<const uint8_t> elf, RelocationFormat format,
                                                   const std::string& name);
 
 // The format the kernel in `elf` expects, from the release in its version banner ("Linux version
 // 6.1.0-28-amd64 ..."): with the inverse-32 list before 6.15, without it from 6.15. Nothing when
 // the file has no banner.
-std::optional<RelocsFormat> relocs_format_of_kernel(std::span<const uint8_t> elf);
+std::optional<RelocationFormat> relocs_format_of_kernel(std::span<const uint8_t> elf);
 
 }  // namespace kpack

@@ -23,32 +23,31 @@
 
 namespace kpack {
 
-// kWithInverse32 up to 6.14, kWithoutInverse32 from 6.15: the engine's enum, which the stub
-// reads tables with (stub/engine/relocation_table.h).
-using RelocsFormat = RelocationFormat;
-
-struct RelocTable {
-  RelocsFormat format = RelocsFormat::kWithoutInverse32;
+// The table as the packer builds and checks it: each list's entries copied out, to sort, count and
+// encode. (The stub reads a table in place: the engine's RelocationTable holds only where each list
+// lies, stub/engine/relocation_table.h, whose RelocationFormat tells the two formats apart.)
+struct RelocationLists {
+  RelocationFormat format = RelocationFormat::kWithoutInverse32;
   std::vector<uint32_t> relocs64;   // R_X86_64_64: the u64 at the address gets the offset added
   std::vector<uint32_t> inverse32;  // per-CPU PC-relative: the s32 gets it subtracted (kWithInverse32 only)
   std::vector<uint32_t> relocs32;   // R_X86_64_32/32S: the u32 gets it added
 };
 
 // The on-disk bytes, lists written in the order stored (callers sort them).
-std::vector<uint8_t> encode_relocs(const RelocTable& table);
+std::vector<uint8_t> encode_relocation_lists(const RelocationLists& table);
 
 // Splits an on-disk table. Checks only the shape: a whole number of words, a leading 0 word, two or
 // three 0 words in all. `name` is the file the table came from, for messages.
-Result<RelocTable> parse_relocs(std::span<const uint8_t> bytes, const std::string& name);
+Result<RelocationLists> split_relocation_lists(std::span<const uint8_t> bytes, const std::string& name);
 
 // The format a kernel of this release ("6.1.0-28-amd64", "6.15.0-rc1") expects, or nothing when
 // the text does not start with MAJOR.MINOR.
-std::optional<RelocsFormat> relocs_format_for_release(std::string_view release);
+std::optional<RelocationFormat> relocs_format_for_release(std::string_view release);
 
 // "with inverse-32 list (up to 6.14)" or "without inverse-32 list (6.15+)".
-const char* relocs_format_name(RelocsFormat format);
+const char* relocs_format_name(RelocationFormat format);
 
 // One line for kpack info, without the newline: the format and the entries of each list.
-std::string describe_relocs(const RelocTable& table);
+std::string describe_relocation_lists(const RelocationLists& table);
 
 }  // namespace kpack

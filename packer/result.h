@@ -2,6 +2,8 @@
 // A message is one line that names the file it is about and the problem.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <variant>
@@ -36,5 +38,22 @@ using Status = Result<Ok>;
 inline Error error_in(const std::string& file, const std::string& problem) {
   return Error{file + ": " + problem};
 }
+
+// How messages print addresses and offsets: "0x1f" for 31.
+inline std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%#llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// The value of a Result, or else a return of its error from the enclosing function: the packer's
+// KPACK_TRY (the engine's, over StubStatus, is stub/engine/status.h), as an expression so that the
+// value is bound where it is computed. A GNU statement expression, which GCC and Clang both take.
+#define KPACK_TRY_RESULT(expr)                \
+  ({                                          \
+    auto result_ = (expr);                    \
+    if (!result_) return result_.error();     \
+    std::move(result_.value());               \
+  })
 
 }  // namespace kpack

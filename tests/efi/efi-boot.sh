@@ -64,17 +64,15 @@ log=$out/$name.serial.log
 source "$here/../boot/fixture.sh"
 boot_fixture "$boot_dir"
 
-skip() { echo "efi-boot: SKIP: $*" >&2; exit 77; }
+source "$here/../support/matrix_boot.sh"
 die() { echo "efi-boot: FAIL: $*" >&2; exit 1; }
-need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"; done; }
-need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 
-case $kind in
-    stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd|xz) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$boot_dir/loaders") ;;
-    signed) image=$signed_image ;;
-    *) echo "efi-boot: unknown image '$kind'" >&2; exit 2 ;;
-esac
+# The images tests/loaders packs: one per codec for both suites; or one signed elsewhere.
+if [[ $kind == signed ]]; then
+    image=$signed_image
+else
+    image=$(matrix_image "$kpack" "$kind" "$boot_dir/loaders")
+fi
 
 ovmf=/usr/share/qemu/OVMF.fd                              # OVMF with an in-RAM variable store
 sb_code=/usr/share/OVMF/OVMF_CODE_4M.snakeoil.fd          # Secure Boot: code ...

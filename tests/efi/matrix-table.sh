@@ -5,32 +5,13 @@
 # "**FAIL**", "skip" (tool or firmware missing here) or "—" (not registered or not run: the CI set
 # has every cell for stock and lz4 only; -DKPACK_EFI_FULL_MATRIX=ON registers the rest).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
 
 [[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 log=$1/Testing/Temporary/LastTest.log
 [[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L efi in $1 first" >&2; exit 1; }
 
-declare -A status
-while read -r name st secs; do
-    [[ -n $name ]] && status[$name]="$st $secs"
-done < <(awk '
-    /^[0-9]+\/[0-9]+ Testing: / { name = $3 }
-    /^Test time = /             { time = $4 }
-    /^Test Passed\./            { print name, "pass", time }
-    /^Test Failed\./            { print name, "fail", time }
-    /^Test Skipped/             { print name, "skip", time }
-    /^Test Not Run/             { print name, "skip", time }
-' "$log")
-
-cell() {
-    local r=${status[$1]:-}
-    case ${r%% *} in
-        pass) printf 'pass (%.0f s)' "${r#* }" ;;
-        fail) printf '**FAIL**' ;;
-        skip) printf 'skip' ;;
-        *)    printf '—' ;;
-    esac
-}
+store_results < <(results_from_lasttest "$log")
 
 rows=(
     "kernel|OVMF, QEMU -kernel (LoadImage; kpack: \`kpack: efi entry\` required)"
@@ -47,6 +28,6 @@ echo "| EFI path | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 
 echo "|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do
     id=${row%%|*} line="| ${row#*|}"
-    for img in stock raw gzip lz4 zstd xz; do line+=" | $(cell "efi.$id.$img")"; done
+    for img in stock raw gzip lz4 zstd xz; do line+=" | $(result_cell "efi.$id.$img")"; done
     echo "$line |"
 done

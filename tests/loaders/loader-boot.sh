@@ -46,16 +46,8 @@ timeout_s=${KPACK_LOADER_TIMEOUT:-90}
 append="kpack.debug ${KPACK_APPEND:-}"
 cmdline="console=ttyS0 panic=-1 $append"
 
-skip() { echo "loader-boot: SKIP: $*" >&2; exit 77; }
-need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"; done; }
-need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
-
-# One image per codec, shared by every loader test (fixture.sh's packed_image).
-case $kind in
-    stock) image=$vmlinuz ;;
-    raw|gzip|lz4|zstd|xz) image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$out") ;;
-    *) echo "loader-boot: unknown image '$kind'" >&2; exit 2 ;;
-esac
+source "$here/../support/matrix_boot.sh"
+image=$(matrix_image "$kpack" "$kind" "$out")
 
 ovmf=/usr/share/qemu/OVMF.fd
 log=$out/$name.serial.log

@@ -10,64 +10,20 @@
 # packs its image), "**FAIL**", "skip" (tool missing here) or "—"
 # (not run in that ctest invocation: run `ctest -L boot` to fill the whole table).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
 build=$1 junit=${2:-}
 [[ -z $junit || $junit == /* ]] || junit=$build/$junit
 
-# Both parsers print "NAME STATUS SECONDS" lines, STATUS one of pass fail skip.
-from_lasttest() {
-    awk '
-        /^[0-9]+\/[0-9]+ Testing: / { name = $3 }
-        /^Test time = /             { time = $4 }
-        /^Test Passed\./            { print name, "pass", time }
-        /^Test Failed\./            { print name, "fail", time }
-        /^Test Skipped/             { print name, "skip", time }
-        /^Test Not Run/             { print name, "skip", time }
-    ' "$1"
-}
-from_junit() {
-    # One <testcase> element per test: self-closing means passed; a <failure> or <skipped> child
-    # inside it says otherwise.
-    awk '
-        function attr(s, key,   m) {
-            if (match(s, key "=\"[^\"]*\"")) { m = substr(s, RSTART, RLENGTH); sub(/^[^"]*"/, "", m); sub(/"$/, "", m); return m }
-            return ""
-        }
-        /<testcase / {
-            name = attr($0, "name"); time = attr($0, "time"); status = "pass"
-            if ($0 ~ /status="(notrun|disabled)"/) status = "skip"
-            if ($0 ~ /\/>[[:space:]]*$/) { print name, status, time; name = ""; next }
-        }
-        name != "" && /<failure/  { status = "fail" }
-        name != "" && /<skipped/  { status = "skip" }
-        name != "" && /<\/testcase>/ { print name, status, time; name = "" }
-    ' "$1"
-}
-
 if [[ -n $junit ]]; then
     [[ -r $junit ]] || { echo "matrix-table: cannot read $junit" >&2; exit 1; }
-    results=$(from_junit "$junit")
+    store_results < <(results_from_junit "$junit")
 else
     log=$build/Testing/Temporary/LastTest.log
     [[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L boot in $build first" >&2; exit 1; }
-    results=$(from_lasttest "$log")
+    store_results < <(results_from_lasttest "$log")
 fi
-
-declare -A status
-while read -r name st secs; do
-    [[ -n $name ]] && status[$name]="$st $secs"
-done <<< "$results"
-
-cell() {
-    local r=${status[$1]:-}
-    case ${r%% *} in
-        pass) printf 'pass (%.0f s)' "${r#* }" ;;
-        fail) printf '**FAIL**' ;;
-        skip) printf 'skip' ;;
-        *)    printf '—' ;;
-    esac
-}
 
 images=(stock raw gzip lz4 zstd xz)
 # loader id|row label (the entry point a kpack image is entered at: checked by trapping the 16-bit
@@ -97,7 +53,7 @@ for row in "${rows[@]}"; do
         else
             test=loaders.$id.$img
         fi
-        line+=" | $(cell "$test")"
+        line+=" | $(result_cell "$test")"
     done
     echo "$line |"
 done

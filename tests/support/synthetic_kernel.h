@@ -78,4 +78,15 @@ inline std::vector<SegmentSpec> typical_segments() {
   };
 }
 
+// Appends `sections` (section 0 included) as the file's section header table and points the ELF
+// header at it.
+inline void append_section_headers(std::vector<uint8_t>& elf, const std::vector<elf::Shdr>& sections) {
+  auto* header = reinterpret_cast<elf::Ehdr*>(elf.data());
+  header->shoff = elf.size();
+  header->shentsize = sizeof(elf::Shdr);
+  header->shnum = static_cast<uint16_t>(sections.size());
+  const auto* table = reinterpret_cast<const uint8_t*>(sections.data());
+  elf.insert(elf.end(), table, table + sections.size() * sizeof(elf::Shdr));
+}
+
 }  // namespace kpack::test

@@ -5,6 +5,7 @@
 
 #include "stub/engine/boot_environment.h"
 #include "tests/support/simulated_memory.h"
+#include "formats/boot_params.h"
 
 using namespace kpack;
 
@@ -161,4 +162,20 @@ TEST_CASE("command_line_has matches whole words only") {
   CHECK_FALSE(command_line_has(text, sizeof(text) - 1, "debug"));
   const char prefixed[] = "nokpack.debug kpack.debugger";
   CHECK_FALSE(command_line_has(prefixed, sizeof(prefixed) - 1, "kpack.debug"));
+}
+
+// stub/boot_environment.cc, add_usable_ram: a RAM entry whose start lies within a page of 2^64
+// survived the clamp to 4 GiB, and aligning its start up wrapped to 0 — so all of 0..4 GiB,
+// BIOS data and MMIO holes included, became free memory for the kernel.
+TEST_CASE("regression: an e820 RAM entry near 2^64 adds no free memory") {
+  auto memory = std::make_unique<test::SimulatedMemory>(0x90000, 0x10000);
+  boot::BootParams params{};
+  params.e820_entries = 2;
+  params.e820_table[0] = {0x100000, 0x1000000, boot::kE820Ram};
+  params.e820_table[1] = {0xFFFFFFFFFFFFF001ull, 0xFFE, boot::kE820Ram};
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(params, 0x90000, *memory, &env).ok());
+  REQUIRE(env.free.count() == 1);
+  CHECK(env.free.at(0).begin == 0x100000);
+  CHECK(env.free.at(0).end == 0x1100000);
 }

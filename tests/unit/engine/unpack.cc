@@ -270,12 +270,7 @@ TEST_CASE("xz: a read-only segment that starts with code is two frames, decoded 
   std::vector<elf::Shdr> sections = {elf::Shdr{}, section(0x1000, 0x10000, ax), section(0x11020, 0x3000, ax),
                                      section(0x14020, 0x5000, elf::kShfAlloc), section(0x1A000, 0x100, ax),
                                      section(0x37000, 0x1000, ax)};
-  auto* ehdr = reinterpret_cast<elf::Ehdr*>(elf.data());
-  ehdr->shoff = elf.size();
-  ehdr->shentsize = sizeof(elf::Shdr);
-  ehdr->shnum = static_cast<uint16_t>(sections.size());
-  const auto* table = reinterpret_cast<const uint8_t*>(sections.data());
-  elf.insert(elf.end(), table, table + sections.size() * sizeof(elf::Shdr));
+  test::append_section_headers(elf, sections);
   KernelInput input = input_from(elf);
 
   PayloadElf compact = layout_compact(input);
@@ -467,3 +462,17 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
   }
 }
 
+
+// stub/engine/frame_decoder.cc, decode_lz4: linked blocks were given the whole region written so
+// far, clamped to 2 GiB, as their history: past 2 GiB the "prefix" no longer ended at the block.
+// The history is now the last 64 KiB before the block, wherever that is.
+TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, also past 2 GiB") {
+  const auto* region = reinterpret_cast<const uint8_t*>(0x100000);  // never dereferenced
+  Lz4History far = lz4_history(region, 3ull << 30);
+  CHECK(far.begin == region + (3ull << 30) - 0x10000);
+  CHECK(far.size == 0x10000);
+  Lz4History near = lz4_history(region, 100);
+  CHECK(near.begin == region);
+  CHECK(near.size == 100);
+  CHECK(lz4_history(region, 0).size == 0);
+}

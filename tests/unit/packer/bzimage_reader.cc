@@ -261,47 +261,36 @@ TEST_CASE("a kpack record is found and checked") {
   REQUIRE(gap.ok());
   CHECK(contains(extract_kernel(*gap, gap_file, "bzImage").error().message,
                  "bzImage: payload frames do not fill the payload ("));
+  // The error for `info` with one field changed.
+  auto error_with = [&](auto change) {
+    StubRecord changed = info;
+    change(changed);
+    return error_of(make_bzimage(payload, {.stub_info = changed}));
+  };
   // The record's frame fields, checked as the stub checks them.
-  auto no_frames = info;
-  no_frames.frame_count = 0;
-  CHECK(error_of(make_bzimage(payload, {.stub_info = no_frames})) ==
+  CHECK(error_with([&](StubRecord& r) { r.frame_count = 0; }) ==
         "bzImage: the kpack record's frame count does not suit its codec (0, 0) (kpack record at 0xb00)");
-  auto no_digest = info;
-  no_digest.digest = 0;
-  CHECK(error_of(make_bzimage(payload, {.stub_info = no_digest})) ==
+  CHECK(error_with([&](StubRecord& r) { r.digest = 0; }) ==
         "bzImage: the kpack record names no digest its codec can use (0, 0) (kpack record at 0xb00)");
-  auto table_in_payload = info;
-  table_in_payload.frame_table_offset = kStubBytes - 8;
-  CHECK(contains(error_of(make_bzimage(payload, {.stub_info = table_in_payload})),
+  CHECK(contains(error_with([&](StubRecord& r) { r.frame_table_offset = kStubBytes - 8; }),
                  "bzImage: the kpack record's frame table lies outside the space before the payload"));
   CHECK(image->kpack->codec == static_cast<uint32_t>(Codec::kZstd));
   CHECK(image->kpack->kernel_alignment == 0x200000);
   CHECK(image->kpack->payload_size == payload.size());
 
-  auto wrong_version = info;
-  wrong_version.version = 7;
-  CHECK(error_of(make_bzimage(payload, {.stub_info = wrong_version})) ==
+  CHECK(error_with([&](StubRecord& r) { r.version = 7; }) ==
         "bzImage: written by a kpack with record version 7, this kpack reads version 3 (kpack record at 0xb00)");
-  auto wrong_size = info;
-  wrong_size.payload_size = payload.size() - 1;
-  CHECK(contains(error_of(make_bzimage(payload, {.stub_info = wrong_size})), "disagrees with the setup header"));
-  auto wrong_codec = info;
-  wrong_codec.codec = 9;
-  CHECK(error_of(make_bzimage(payload, {.stub_info = wrong_codec})) ==
+  CHECK(contains(error_with([&](StubRecord& r) { r.payload_size = payload.size() - 1; }),
+                 "disagrees with the setup header"));
+  CHECK(error_with([&](StubRecord& r) { r.codec = 9; }) ==
         "bzImage: unknown payload codec in the kpack record (0x9, 0) (kpack record at 0xb00)");
   // The stub's own checks (stub/engine/stub_record.cc), word for word.
-  auto no_alignment = info;
-  no_alignment.kernel_alignment = 0;
-  CHECK(error_of(make_bzimage(payload, {.stub_info = no_alignment})) ==
+  CHECK(error_with([&](StubRecord& r) { r.kernel_alignment = 0; }) ==
         "bzImage: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0) "
         "(kpack record at 0xb00)");
-  auto small_image = info;
-  small_image.image_size = 0x80;
-  CHECK(error_of(make_bzimage(payload, {.stub_info = small_image})) ==
+  CHECK(error_with([&](StubRecord& r) { r.image_size = 0x80; }) ==
         "bzImage: the kpack record's image size does not cover the stub (0x80, 0x158) (kpack record at 0xb00)");
-  auto past_file = info;
-  past_file.image_size = kStubBytes + payload.size() + 1;
-  CHECK(contains(error_of(make_bzimage(payload, {.stub_info = past_file})),
+  CHECK(contains(error_with([&](StubRecord& r) { r.image_size = kStubBytes + payload.size() + 1; }),
                  "bzImage: the kpack record's image size " + std::to_string(kStubBytes + payload.size() + 1) +
                      " is larger than the file's protected-mode part"));
 

@@ -12,6 +12,7 @@
 #include "packer/codecs.h"
 #include "tests/support/bytes.h"
 #include "tests/support/checked_frames.h"
+#include "packer/frames.h"
 
 using namespace kpack;
 using test::append_le32;
@@ -88,6 +89,36 @@ Result<std::vector<uint8_t>> decode(StreamFormat format, std::span<const uint8_t
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The first block of a one-frame xz stream: its header and filter chain, as liblzma reads them.
+struct XzBlock {
+  explicit XzBlock(const std::vector<uint8_t>& stream) : stream(stream) {
+    header.check = LZMA_CHECK_CRC32;
+    header.filters = filters;
+    header.header_size = lzma_block_header_size_decode(stream[12]);  // after the 12-byte stream header
+    REQUIRE(lzma_block_header_decode(&header, nullptr, stream.data() + 12) == LZMA_OK);
+  }
+  ~XzBlock() {
+    for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
+  }
+  // The first LZMA2 chunk must start with control 0xE0 (dictionary reset, new properties,
+  // compressed), then its two sizes, then the properties byte, which this returns.
+  uint8_t first_chunk_properties() const {
+    const uint8_t* chunk = stream.data() + 12 + header.header_size;
+    CHECK((chunk[0] & 0xE0) == 0xE0);
+    return chunk[5];
+  }
+
+  const std::vector<uint8_t>& stream;
+  lzma_filter filters[LZMA_FILTERS_MAX + 1];
+  lzma_block header{};
+};
+
+std::vector<uint8_t> decode_xz(const std::vector<uint8_t>& stream) {
+  auto plain = decode(StreamFormat::kXz, stream);
+  REQUIRE(plain.ok());
+  return *plain;
+}
 
 }  // namespace
 
@@ -206,27 +237,17 @@ TEST_CASE("xz frame: one .xz stream, CRC32, one block of LZMA2 behind x86 BCJ fo
     // Stream footer: the same flags, then "YZ".
     CHECK(std::vector<uint8_t>(out.end() - 4, out.end()) == std::vector<uint8_t>{0x00, 0x01, 0x59, 0x5A});
     // Block header: both sizes recorded, then the filter chain.
-    lzma_filter filters[LZMA_FILTERS_MAX + 1];
-    lzma_block block{};
-    block.check = LZMA_CHECK_CRC32;
-    block.filters = filters;
-    block.header_size = lzma_block_header_size_decode(out[12]);
-    REQUIRE(lzma_block_header_decode(&block, nullptr, out.data() + 12) == LZMA_OK);
-    CHECK(block.uncompressed_size == data.size());
-    CHECK(block.compressed_size != LZMA_VLI_UNKNOWN);
+    XzBlock block(out);
+    CHECK(block.header.uncompressed_size == data.size());
+    CHECK(block.header.compressed_size != LZMA_VLI_UNKNOWN);
     size_t lzma2 = executable ? 1 : 0;
-    if (executable) CHECK(filters[0].id == LZMA_FILTER_X86);
-    REQUIRE(filters[lzma2].id == LZMA_FILTER_LZMA2);
-    CHECK(static_cast<lzma_options_lzma*>(filters[lzma2].options)->dict_size == 1u << 20);
-    CHECK(filters[lzma2 + 1].id == LZMA_VLI_UNKNOWN);
-    // The first LZMA2 chunk: control 0xE0 (dictionary reset, new properties, compressed), its two
-    // sizes, then the properties byte (pb * 5 + lp) * 9 + lc: lc=4 lp=0 pb=2.
-    CHECK((out[12 + block.header_size] & 0xE0) == 0xE0);
-    CHECK(out[12 + block.header_size + 5] == (2 * 5 + 0) * 9 + 4);
-    for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
-    auto plain = decode(StreamFormat::kXz, out);
-    REQUIRE(plain.ok());
-    CHECK(*plain == data);
+    if (executable) CHECK(block.filters[0].id == LZMA_FILTER_X86);
+    REQUIRE(block.filters[lzma2].id == LZMA_FILTER_LZMA2);
+    CHECK(static_cast<lzma_options_lzma*>(block.filters[lzma2].options)->dict_size == 1u << 20);
+    CHECK(block.filters[lzma2 + 1].id == LZMA_VLI_UNKNOWN);
+    // The properties byte (pb * 5 + lp) * 9 + lc: lc=4 lp=0 pb=2.
+    CHECK(block.first_chunk_properties() == (2 * 5 + 0) * 9 + 4);
+    CHECK(decode_xz(out) == data);
   }
 }
 
@@ -236,24 +257,15 @@ TEST_CASE("xz frame of a word array: delta over the words, then LZMA2 aligned to
   options.content = Content::kTable;
   std::vector<uint8_t> out;
   REQUIRE(append_frame(options, data, out, "out.img").ok());
-  lzma_filter filters[LZMA_FILTERS_MAX + 1];
-  lzma_block block{};
-  block.check = LZMA_CHECK_CRC32;
-  block.filters = filters;
-  block.header_size = lzma_block_header_size_decode(out[12]);
-  REQUIRE(lzma_block_header_decode(&block, nullptr, out.data() + 12) == LZMA_OK);
-  REQUIRE(filters[0].id == LZMA_FILTER_DELTA);
-  CHECK(static_cast<lzma_options_delta*>(filters[0].options)->dist == 4);
-  REQUIRE(filters[1].id == LZMA_FILTER_LZMA2);
+  XzBlock block(out);
+  REQUIRE(block.filters[0].id == LZMA_FILTER_DELTA);
+  CHECK(static_cast<lzma_options_delta*>(block.filters[0].options)->dist == 4);
+  REQUIRE(block.filters[1].id == LZMA_FILTER_LZMA2);
   // The region's size as dictionary, which the header rounds up to a power of two.
-  CHECK(static_cast<lzma_options_lzma*>(filters[1].options)->dict_size == 1u << 17);
-  CHECK(filters[2].id == LZMA_VLI_UNKNOWN);
-  CHECK((out[12 + block.header_size] & 0xE0) == 0xE0);
-  CHECK(out[12 + block.header_size + 5] == (2 * 5 + 2) * 9 + 0);  // lc=0 lp=2 pb=2
-  for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
-  auto plain = decode(StreamFormat::kXz, out);
-  REQUIRE(plain.ok());
-  CHECK(*plain == data);
+  CHECK(static_cast<lzma_options_lzma*>(block.filters[1].options)->dict_size == 1u << 17);
+  CHECK(block.filters[2].id == LZMA_VLI_UNKNOWN);
+  CHECK(block.first_chunk_properties() == (2 * 5 + 2) * 9 + 0);  // lc=0 lp=2 pb=2
+  CHECK(decode_xz(out) == data);
 }
 
 TEST_CASE("raw frames are the bytes themselves") {
@@ -451,4 +463,21 @@ TEST_CASE("a payload that does not start with its format's magic") {
   auto empty = decode(StreamFormat::kZstd, {});
   REQUIRE_FALSE(empty.ok());
   CHECK(empty.error().message == "vmlinuz: truncated zstd payload");
+}
+
+// packer/frames.cc, append_frames: std::bad_alloc on a compression worker escaped the thread and
+// called std::terminate (SIGABRT) instead of the one-line error the main thread gives.
+TEST_CASE("regression: running out of memory on a compression worker is an error") {
+  std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3);
+  FramedPayload out;
+  std::vector<FramePiece> pieces{{a}, {b}, {c}};
+  FrameWriter failing = [](const CompressOptions&, std::span<const uint8_t> piece, std::vector<uint8_t>& frame,
+                           const std::string&) -> Status {
+    if (piece[0] == 2) throw std::bad_alloc();
+    frame.assign(piece.begin(), piece.end());
+    return Ok{};
+  };
+  Status status = append_frames({Codec::kLz4, 1, 3}, pieces, out, "out.img", nullptr, failing);
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.error().message == "out.img: out of memory while compressing");
 }

@@ -13,6 +13,8 @@
 #include "tests/support/synthetic_kernel.h"
 #include "tests/support/bytes.h"
 #include "tests/support/packed_image.h"
+#include "packer/layout.h"
+#include "stub/engine/kernel_headers.h"
 
 using namespace kpack;
 
@@ -222,4 +224,55 @@ TEST_CASE("version strings that are not there or not text are ignored") {
   header.kernel_version = 0x100;
   file[0x300] = 0x01;  // not printable
   CHECK_FALSE(version_from_bzimage(file, header, 0x800).has_value());
+}
+
+// packer/image_writer.cc, build_payload: a raw image stores the kernel's whole physical span. A
+// valid ELF with two small segments 3.7 GiB apart made `kpack --raw` allocate and zero that much,
+// dying of std::bad_alloc (SIGABRT) under any memory limit. It is now refused up front.
+TEST_CASE("regression: a raw image of a kernel spanning 3.7 GiB is refused, not allocated") {
+  Result<KernelInput> input =
+      kernel_input_from_elf(test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0xF0000000, 0x1000, 0x1000}}), "huge.elf");
+  REQUIRE(input.ok());
+  PackOptions options;
+  options.compress = {Codec::kRaw, 0, 1};
+  Result<std::vector<uint8_t>> image = build_image(*input, options, built_in_blobs(options.compress.codec), "out.img");
+  REQUIRE_FALSE(image.ok());
+  CHECK(image.error().message.find("span") != std::string::npos);
+}
+
+// packer/layout.cc, rewrite: program headers were matched to their new place by file offset and
+// size alone. Two bss-only segments (p_filesz 0) at one offset both took the first one's place,
+// the rewritten ELF had overlapping segments, and `kpack --raw` died on __builtin_trap (SIGILL).
+TEST_CASE("regression: two bss-only segments at one file offset survive both layouts") {
+  Result<KernelInput> input =
+      kernel_input_from_elf(test::make_kernel_elf({{0x1000000, 0, 0x1000}, {0x1200000, 0, 0x2000}}), "bss.elf");
+  REQUIRE(input.ok());
+  for (const PayloadElf& out : {layout_mirrored(*input, 0x1000), layout_compact(*input)}) {
+    KernelHeaders again;
+    REQUIRE(parse_kernel_headers(out.bytes.data(), out.bytes.size(), out.bytes.size(), &again).ok());
+    REQUIRE(again.segment_count == 2);
+    CHECK(again.physical.begin == 0x1000000);
+    CHECK(again.physical.end == 0x1202000);
+  }
+}
+
+// stub/engine/kernel_headers.cc, parse_kernel_headers (found by fuzz_elf in an hour-long run): the
+// compact layout gives an all-zero segment no file bytes, so the next segment lands at the same
+// offset. Listed after it in the program headers, that segment sorted first, and the empty one
+// then seemed to overlap it: the packer's own rewrite failed its check (a trap in layout.cc).
+// Segments without file bytes now sort first at equal offsets.
+TEST_CASE("regression: an all-zero segment listed after its neighbour survives the compact layout") {
+  std::vector<uint8_t> elf = test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0x1200000, 0x800, 0x1000}});
+  auto* phdrs = reinterpret_cast<elf::Phdr*>(elf.data() + sizeof(elf::Ehdr));
+  // The first segment's bytes become zeros (the compact layout then keeps none of them), and the
+  // program headers list the second segment first.
+  std::fill(elf.begin() + static_cast<long>(uint64_t{phdrs[0].offset}),
+            elf.begin() + static_cast<long>(uint64_t{phdrs[0].offset} + 0x1000), 0);
+  std::swap(phdrs[0], phdrs[1]);
+  Result<KernelInput> input = kernel_input_from_elf(elf, "zero.elf");
+  REQUIRE(input.ok());
+  PayloadElf compact = layout_compact(*input);
+  CHECK(compact.kernel.segment_count == 2);
+  CHECK(compact.kernel.segments[0].filesz == 0);
+  CHECK(compact.kernel.segments[1].offset == compact.kernel.segments[0].offset);
 }

@@ -10,6 +10,9 @@
 #include "packer/kernel_input.h"
 #include "packer/placement_report.h"
 #include "tests/support/packed_image.h"
+#include "packer/info.h"
+#include "stub/engine/stub_record.h"
+#include "tests/support/bytes.h"
 
 using namespace kpack;
 
@@ -20,6 +23,20 @@ std::string report_for(Codec codec) {
   Result<BzImage> image = read_bzimage(file, "out.img");
   REQUIRE(image.ok());
   return test::printed_by([&](std::FILE* out) { print_placement_report(*image, file, out); });
+}
+
+std::vector<uint8_t> packed_image() { return test::pack_image(test::synthetic_input(), Codec::kLz4); }
+
+// `kpack info`'s text for `image`, or its error.
+std::string info_of(const std::vector<uint8_t>& image) {
+  Status status = Ok{};
+  std::string printed = test::printed_by([&](std::FILE* out) { status = print_image_info(image, "out.img", out); });
+  return status.ok() ? printed : "error: " + status.error().message;
+}
+
+uint64_t record_offset_in_file(const std::vector<uint8_t>& image) {
+  uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+  return setup_size + stub_record_offset(test::le32_at(image, 0x268));
 }
 
 size_t count(const std::string& text, const std::string& word) {
@@ -45,4 +62,48 @@ TEST_CASE("placement report: a kernel for every load address, the live image unt
   }
   // Raw at 1 MiB: the layout mirrors physical addresses, so nothing moves.
   CHECK(report_for(Codec::kRaw).find("in place") != std::string::npos);
+}
+
+// packer/placement_report.cc, report_one: `load + size > kRamSize` wrapped for a pref_address near
+// 2^64, and the report memcpy'd the image far outside its simulated RAM (SIGSEGV). The header is
+// now refused (bzimage_reader.cc), and the report's bound is overflow-safe for any load address.
+TEST_CASE("regression: a pref_address near 2^64 is an error, and the placement report cannot wrap") {
+  std::vector<uint8_t> image = packed_image();
+  store_le<uint64_t>(image.data() + 0x258, 0xFFFFFFFFFFE00000ull);
+  CHECK(info_of(image) ==
+        "error: out.img: the setup header's pref_address 0xffffffffffe00000 plus its init_size " +
+            hex(test::le32_at(image, 0x260)) + " wraps around the address space");
+
+  Result<BzImage> read = read_bzimage(packed_image(), "out.img");
+  REQUIRE(read.ok());
+  read->header.pref_address = 0xFFFFFFFFFFE00000ull;  // as if the header check were bypassed
+  std::vector<uint8_t> file = packed_image();
+  std::string report = test::printed_by([&](std::FILE* out) { print_placement_report(*read, file, out); });
+  CHECK(report.find("at 0xffffffffffe00000 (pref_address): does not fit the simulated 512 MiB machine") !=
+        std::string::npos);
+}
+
+// packer/placement_report.cc: `result.base % info.kernel_alignment` divided by zero (SIGFPE) for a
+// record with kernel_alignment 0. The record is now checked as the stub checks it, before use.
+TEST_CASE("regression: a kpack record with kernel_alignment 0 is an error, not SIGFPE") {
+  std::vector<uint8_t> image = packed_image();
+  store_le<uint64_t>(image.data() + record_offset_in_file(image) + offsetof(StubRecord, kernel_alignment), 0);
+  CHECK(info_of(image).starts_with(
+      "error: out.img: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0)"));
+}
+
+// stub/engine/unpack.cc (found by fuzz_bzimage in an hour-long run): a record whose
+// kernel_alignment exceeds the ELF's own got the kernel placed at the ELF's alignment only, and
+// `kpack info` reported "KERNEL ADDRESS NOT ACCEPTABLE". The engine now aligns the kernel to the
+// larger of the two.
+TEST_CASE("regression: the kernel is placed at the record's alignment when that is the larger") {
+  for (Codec codec : {Codec::kRaw, Codec::kLz4}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = test::pack_image(test::synthetic_input(), codec);
+    store_le<uint64_t>(image.data() + record_offset_in_file(image) + offsetof(StubRecord, kernel_alignment),
+                       64ull << 20);
+    std::string info = info_of(image);
+    CHECK(info.find("NOT ACCEPTABLE") == std::string::npos);
+    CHECK(info.find("kernel at 0x04000000") != std::string::npos);  // the first 64 MiB boundary above 16 MiB
+  }
 }

@@ -192,21 +192,21 @@ class ElfBuilder {
 };
 
 // The table relocs_from_elf computes, encoded; fails the test when there is none or an error.
-std::vector<uint8_t> table_of(const std::vector<uint8_t>& file, RelocsFormat format) {
-  Result<std::optional<RelocTable>> table = relocs_from_elf(file, format, "vmlinux");
+std::vector<uint8_t> table_of(const std::vector<uint8_t>& file, RelocationFormat format) {
+  Result<std::optional<RelocationLists>> table = relocs_from_elf(file, format, "vmlinux");
   if (!table) FAIL(table.error().message);
   REQUIRE(table->has_value());
-  return encode_relocs(**table);
+  return encode_relocation_lists(**table);
 }
 
-std::string error_of(const std::vector<uint8_t>& file, RelocsFormat format) {
-  Result<std::optional<RelocTable>> table = relocs_from_elf(file, format, "vmlinux");
+std::string error_of(const std::vector<uint8_t>& file, RelocationFormat format) {
+  Result<std::optional<RelocationLists>> table = relocs_from_elf(file, format, "vmlinux");
   REQUIRE_FALSE(table.ok());
   return table.error().message;
 }
 
-constexpr auto kLegacy = RelocsFormat::kWithInverse32;
-constexpr auto kModern = RelocsFormat::kWithoutInverse32;
+constexpr auto kLegacy = RelocationFormat::kWithInverse32;
+constexpr auto kModern = RelocationFormat::kWithoutInverse32;
 
 }  // namespace
 
@@ -251,7 +251,7 @@ TEST_CASE("relocations in non-allocated sections and in notes are not listed") {
 TEST_CASE("no relocation sections for allocated sections: no table") {
   ElfBuilder none;
   none.section(".text", kProgbits, kAllocExec, kText);
-  Result<std::optional<RelocTable>> table = relocs_from_elf(none.build(), kModern, "vmlinux");
+  Result<std::optional<RelocationLists>> table = relocs_from_elf(none.build(), kModern, "vmlinux");
   REQUIRE(table.ok());
   CHECK_FALSE(table->has_value());
 
@@ -345,7 +345,7 @@ TEST_CASE("up to 6.14, an SMP kernel's zero-based per-CPU section: inverse-32 li
 
   // From 6.15 the per-CPU section is not special: its symbols are addresses like any other, and
   // a relocation inside it at 0x10 is the kernel's tool's business (it would list 0x10 as is).
-  Result<std::optional<RelocTable>> modern = relocs_from_elf(file, kModern, "vmlinux");
+  Result<std::optional<RelocationLists>> modern = relocs_from_elf(file, kModern, "vmlinux");
   REQUIRE(modern.ok());
   REQUIRE(modern->has_value());
   CHECK((*modern)->relocs64 == std::vector<uint32_t>{0x10, 0x81000100, 0x81000110, 0x81000118});
@@ -465,30 +465,30 @@ TEST_CASE("the table format follows the kernel's release") {
 }
 
 TEST_CASE("the on-disk table: encode, parse, and the shape checks") {
-  RelocTable three{kLegacy, {0x81000010}, {0x81000400, 0x81000500}, {0x81000020}};
-  std::vector<uint8_t> bytes = encode_relocs(three);
+  RelocationLists three{kLegacy, {0x81000010}, {0x81000400, 0x81000500}, {0x81000020}};
+  std::vector<uint8_t> bytes = encode_relocation_lists(three);
   CHECK(bytes == words({0, 0x81000010, 0, 0x81000400, 0x81000500, 0, 0x81000020}));
-  Result<RelocTable> parsed = parse_relocs(bytes, "r");
+  Result<RelocationLists> parsed = split_relocation_lists(bytes, "r");
   REQUIRE(parsed.ok());
   CHECK(parsed->format == kLegacy);
   CHECK(parsed->relocs64 == three.relocs64);
   CHECK(parsed->inverse32 == three.inverse32);
   CHECK(parsed->relocs32 == three.relocs32);
-  CHECK(describe_relocs(*parsed) == "with inverse-32 list (up to 6.14): 64-bit 1, inverse-32 2, 32-bit 1");
+  CHECK(describe_relocation_lists(*parsed) == "with inverse-32 list (up to 6.14): 64-bit 1, inverse-32 2, 32-bit 1");
 
-  parsed = parse_relocs(words({0, 0, 0x81000020, 0x81000030}), "r");
+  parsed = split_relocation_lists(words({0, 0, 0x81000020, 0x81000030}), "r");
   REQUIRE(parsed.ok());
   CHECK(parsed->format == kModern);
   CHECK(parsed->relocs64.empty());
   CHECK(parsed->relocs32 == std::vector<uint32_t>{0x81000020, 0x81000030});
-  CHECK(describe_relocs(*parsed) == "without inverse-32 list (6.15+): 64-bit 0, 32-bit 2");
+  CHECK(describe_relocation_lists(*parsed) == "without inverse-32 list (6.15+): 64-bit 0, 32-bit 2");
 
-  CHECK(parse_relocs({}, "r").error().message == "r: relocation table is empty");
-  CHECK(parse_relocs(std::vector<uint8_t>(10, 0), "r").error().message ==
+  CHECK(split_relocation_lists({}, "r").error().message == "r: relocation table is empty");
+  CHECK(split_relocation_lists(std::vector<uint8_t>(10, 0), "r").error().message ==
         "r: relocation table size is not a multiple of 4");
-  CHECK(parse_relocs(words({1, 0, 0}), "r").error().message == "r: relocation table does not start with a 0 word");
-  CHECK(parse_relocs(words({0, 5}), "r").error().message == "r: relocation table has neither two nor three 0 words");
-  CHECK(parse_relocs(words({0, 0, 0, 0}), "r").error().message == "r: relocation table has more than three 0 words");
+  CHECK(split_relocation_lists(words({1, 0, 0}), "r").error().message == "r: relocation table does not start with a 0 word");
+  CHECK(split_relocation_lists(words({0, 5}), "r").error().message == "r: relocation table has neither two nor three 0 words");
+  CHECK(split_relocation_lists(words({0, 0, 0, 0}), "r").error().message == "r: relocation table has more than three 0 words");
 }
 
 namespace {
