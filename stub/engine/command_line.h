@@ -23,6 +23,9 @@
 namespace kpack::command_line {
 
 inline constexpr bool is_separator(uint8_t c) { return c <= ' '; }
+// lib/cmdline.c's isspace() on ASCII, for the readers that must cut where the running kernel would
+// (the EFI entry's UTF-16 conversion): tab to carriage return, and space.
+inline constexpr bool is_kernel_space(uint32_t c) { return (c >= 9 && c <= 13) || c == ' '; }
 
 template <typename Offset>
 struct Word {

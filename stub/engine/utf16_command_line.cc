@@ -3,14 +3,14 @@
 // newline, the cut at whitespace), the second converts at most that many.
 #include "stub/engine/utf16_command_line.h"
 
+#include "stub/engine/command_line.h"
+
 namespace kpack {
 namespace {
 
 bool is_high_surrogate(char16_t c) { return (c & 0xFC00) == 0xD800; }
 bool is_low_surrogate(char16_t c) { return (c & 0xFC00) == 0xDC00; }
 bool is_surrogate(char16_t c) { return (c & 0xF800) == 0xD800; }
-// The kernel's isspace() on ASCII: tab to carriage return, and space.
-bool is_space(char16_t c) { return (c >= 9 && c <= 13) || c == ' '; }
 uint32_t utf8_length_in_bmp(char16_t c) { return 1 + (c >= 0x80) + (c >= 0x800); }
 
 // The first pass: UTF-8 bytes up to NUL or newline; past `limit`, only up to the last unquoted
@@ -25,7 +25,7 @@ uint32_t bytes_to_keep(const char16_t* text, uint64_t units, uint32_t limit) {
       if (c == 0 || c == '\n') break;
       if (c == '"')
         in_quote = !in_quote;
-      else if (!in_quote && is_space(c))
+      else if (!in_quote && command_line::is_kernel_space(c))
         safe_bytes = bytes;
       ++bytes;
       continue;
