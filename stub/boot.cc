@@ -5,7 +5,9 @@
 #include "stub/engine/boot_environment.h"
 #include "stub/arch/entropy.h"
 #include "stub/engine/relocation_table.h"
+#include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
+#include "stub/engine/xxh3.h"
 #include "stub/engine/stub_record.h"
 
 namespace kpack {
@@ -61,6 +63,17 @@ void print_summary(const StubRecord& record, uint64_t base, const UnpackResult& 
 }
 
 }  // namespace
+
+void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record) {
+  const char* xxh3 = uint32_t{record.digest} != static_cast<uint32_t>(FrameDigest::kXxh3) ? ""
+                     : avx2_enabled()                                                  ? "; XXH3 with AVX2"
+                                                                                       : "; XXH3 with SSE2";
+  serial::print("kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
+                "helpers, %lu redone%s\n",
+                counts.found, counts.started, counts.ran, counts.returned, counts.late, counts.start_cycles,
+                uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone}, xxh3);
+  if (!counts.problem.ok()) print_status("kpack: cpus: one CPU: ", counts.problem);
+}
 
 StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
                            PhysicalMemory& memory, const BootOptions& options, UnpackResult* result) {

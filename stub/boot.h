@@ -26,6 +26,16 @@ struct BootOptions {
   uint32_t max_workers = 0;
 };
 
+// What the helpers of either kind (the legacy entries' APs, the firmware's) did, for kpack.debug.
+struct HelperCounts {
+  uint64_t found, started, ran, returned, late, start_cycles;
+  StubStatus problem;  // why only one CPU decoded, if one did
+};
+
+// One line with kpack.debug: what was found and started, who decoded the frames, and which XXH3
+// build proved them; then the problem, if any.
+void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record);
+
 // Unpacks the kernel for `params`; on success the kernel's entry point is in result->entry.
 StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
                            PhysicalMemory& memory, const BootOptions& options, UnpackResult* result);

@@ -68,12 +68,12 @@ struct BootServices {
                                        uint64_t* descriptor_size, uint32_t* descriptor_version);
   Status(KPACK_EFIAPI* allocate_pool)(MemoryType type, uint64_t size, void** buffer);
   Status(KPACK_EFIAPI* free_pool)(void* buffer);
-  void* create_event;
+  Status(KPACK_EFIAPI* create_event)(uint32_t type, uint64_t notify_tpl, void* notify, void* context, void** event);
   void* set_timer;
   void* wait_for_event;
   void* signal_event;
-  void* close_event;
-  void* check_event;
+  Status(KPACK_EFIAPI* close_event)(void* event);
+  Status(KPACK_EFIAPI* check_event)(void* event);
   void* install_protocol_interface;
   void* reinstall_protocol_interface;
   void* uninstall_protocol_interface;

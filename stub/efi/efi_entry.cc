@@ -11,6 +11,7 @@
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
+#include "stub/efi/efi_workers.h"
 #include "stub/arch/cpu.h"
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
@@ -167,6 +168,11 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
   options.extra_entropy = entropy;
   options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
   FirmwareMemory memory(fw);
+  // The other CPUs decode frames too, through the firmware's MP services.
+  const char* text = command_line(*params);
+  FirmwareProcessors helpers(fw, memory, text, length(text));
+  options.workers = &helpers;
+  options.max_workers = helpers.max_helpers();
   // Debian's codec libraries are built for user space: their leaf functions keep data below the
   // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
   // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
@@ -182,6 +188,7 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
     memory.release();
     return report(fw, unpacked);
   }
+  helpers.print(*result, record);
   return kSuccess;
 }
 

@@ -93,19 +93,11 @@ class ApplicationProcessors final : public FrameWorkers {
     for (;;) asm volatile("pause");
   }
 
-  // One line with kpack.debug: what was found and started, who decoded the frames, and which
-  // XXH3 build proved them.
   void print(const UnpackResult& result, const StubRecord& record) const {
     if (!debug_) return;
-    serial::print("kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
-                  "helpers, %lu redone%s\n",
-                  uint64_t{report_.found}, uint64_t{report_.started}, uint64_t{__atomic_load_n(&ran_, __ATOMIC_RELAXED)},
-                  uint64_t{returned_}, uint64_t{report_.abandoned}, uint64_t{report_.start_cycles},
-                  uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone},
-                  uint32_t{record.digest} != static_cast<uint32_t>(FrameDigest::kXxh3) ? ""
-                  : avx2_enabled()                                                      ? "; XXH3 with AVX2"
-                                                                                        : "; XXH3 with SSE2");
-    if (!report_.problem.ok()) print_status("kpack: cpus: one CPU: ", report_.problem);
+    print_helper_counts({report_.found, report_.started, __atomic_load_n(&ran_, __ATOMIC_RELAXED), returned_,
+                         report_.abandoned, report_.start_cycles, report_.problem},
+                        result, record);
   }
 
  private:

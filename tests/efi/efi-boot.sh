@@ -57,7 +57,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 boot_sh=$here/../boot/boot.sh
 out=$boot_dir/efi
 mkdir -p "$out"
-name=$cell-$kind
+name=$cell-$kind${KPACK_EFI_TAG:-}
 work=$out/$name.d          # per-test scratch: ESP image, keys, signed copies
 log=$out/$name.serial.log
 
@@ -81,7 +81,8 @@ sb_key=/usr/share/ovmf/PkKek-1-snakeoil.key               # encrypted, password 
 sb_cert=/usr/share/ovmf/PkKek-1-snakeoil.pem
 sdboot=/usr/lib/systemd/boot/efi/systemd-bootx64.efi
 sdstub=/usr/lib/systemd/boot/efi/linuxx64.efi.stub
-cmdline="console=ttyS0 panic=-1 kpack.debug"
+words="kpack.debug${KPACK_EFI_WORDS:+ $KPACK_EFI_WORDS}"
+cmdline="console=ttyS0 panic=-1 $words"
 
 case $cell in
     secureboot.unsigned|secureboot.tampered) refusal=1 ;;
@@ -280,12 +281,12 @@ boot_watched() {
 }
 
 disk=()
-qemu_fw=(-bios "$ovmf")
+qemu_fw=(-bios "$ovmf" ${KPACK_EFI_QEMU_ARGS:-})
 status=0
 case $cell in
     kernel)
         need_file "$ovmf"
-        export KPACK_APPEND=kpack.debug
+        export KPACK_APPEND=$words
         boot_watched "$image" "$initrd" "${qemu_fw[@]}" || status=$? ;;
     shell)
         need mkfs.vfat mcopy mmd; need_file "$ovmf"
