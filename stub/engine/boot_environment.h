@@ -30,8 +30,10 @@ struct BootEnvironment {
   uint32_t setup_data_nodes = 0;
 };
 
-// `boot_params_addr` is the physical address of `params`.
+// `boot_params_addr` is the physical address of `params`. With the EFI map, `image_base` is where the
+// loader put the image: the init_size bytes it reserved there (loader data in that map) are the kernel's.
 StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
-                                 PhysicalMemory& memory, BootEnvironment* out, RamSource source = RamSource::kE820);
+                                 PhysicalMemory& memory, BootEnvironment* out, RamSource source = RamSource::kE820,
+                                 uint64_t image_base = 0);
 
 }  // namespace kpack

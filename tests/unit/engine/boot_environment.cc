@@ -237,6 +237,15 @@ TEST_CASE("with an EFI memory map, free memory is its conventional memory only, 
   CHECK(count_slots(from_e820.free, 0x400000, 0x200000, 0x1000000, kMaxPhysicalAddress) == 23);
 }
 
+TEST_CASE("with an EFI memory map, the init_size bytes the loader reserved at the image are free too") {
+  OvmfMachine m;
+  m.params.hdr.init_size = 0x800000;  // GRUB's loader data at 16 MiB holds the image
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env, RamSource::kEfiMapWhenPresent, 0x1400000).ok());
+  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x800000}, {0x808000, 0x1000000}, {0x1400000, 0x1C00000},
+                                                   {0x2000000, 0x3800000}, {0x3D00000, 0x3F00000}});
+}
+
 TEST_CASE("firmware that mirrors memory: only its mirrored conventional memory is free") {
   OvmfMachine m;
   m.map.clear();
