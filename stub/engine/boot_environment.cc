@@ -52,6 +52,24 @@ StubStatus add_efi_free_memory(const boot::EfiInfo& info, PhysicalMemory& memory
   return StubStatus::success();
 }
 
+// The command line's bytes, its NUL included.
+StubStatus find_command_line(const boot::BootParams& params, PhysicalMemory& memory, Range* out) {
+  uint64_t cmdline = params.command_line_address();
+  uint64_t max = params.hdr.cmdline_size ? uint64_t{params.hdr.cmdline_size} : 255;
+  // It may lie above 4 GiB (a 64-bit loader, XLF_CAN_BE_LOADED_ABOVE_4G): `memory` decides.
+  if (max > ~0ull - cmdline) max = ~0ull - cmdline;
+  // Read byte by byte: the string's end is only known once found.
+  uint64_t length = 0;
+  while (length < max) {
+    const uint8_t* c = memory.readable(cmdline + length, 1);
+    if (!c) return fail("command line runs out of memory", cmdline);
+    if (*c == 0) break;
+    ++length;
+  }
+  *out = Range{cmdline, cmdline + length + 1};
+  return StubStatus::success();
+}
+
 }  // namespace
 
 StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
@@ -66,20 +84,8 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
   else KPACK_TRY(add_ram(image_base, params.hdr.init_size, env.free));
   KPACK_TRY(env.free.remove(range_of(boot_params_addr, sizeof(boot::BootParams))));
 
-  uint64_t cmdline = params.command_line_address();
-  if (cmdline) {
-    uint64_t max = params.hdr.cmdline_size ? uint64_t{params.hdr.cmdline_size} : 255;
-    // It may lie above 4 GiB (a 64-bit loader, XLF_CAN_BE_LOADED_ABOVE_4G): `memory` decides.
-    if (max > ~0ull - cmdline) max = ~0ull - cmdline;
-    // Read byte by byte: the string's end is only known once found.
-    uint64_t length = 0;
-    while (length < max) {
-      const uint8_t* c = memory.readable(cmdline + length, 1);
-      if (!c) return fail("command line runs out of memory", cmdline);
-      if (*c == 0) break;
-      ++length;
-    }
-    env.command_line = Range{cmdline, cmdline + length + 1};
+  if (params.command_line_address()) {
+    KPACK_TRY(find_command_line(params, memory, &env.command_line));
     KPACK_TRY(env.free.remove(env.command_line));
   }
 
