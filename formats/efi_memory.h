@@ -12,6 +12,7 @@ enum MemoryType : uint32_t {
   kAcpiReclaimMemory = 9, kAcpiMemoryNvs = 10, kMemoryMappedIo = 11, kMemoryMappedIoPortSpace = 12,
   kPalCode = 13, kPersistentMemory = 14, kUnacceptedMemory = 15,
 };
+inline constexpr uint64_t kMemoryMoreReliable = 0x10000;     // EFI_MEMORY_MORE_RELIABLE: mirrored
 inline constexpr uint64_t kMemorySpecificPurpose = 0x40000;  // EFI_MEMORY_SP
 inline constexpr uint64_t kPageSize = 4096;  // number_of_pages counts these
 

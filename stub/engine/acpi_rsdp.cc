@@ -1,5 +1,6 @@
 #include "stub/engine/acpi_rsdp.h"
 
+#include "formats/efi_system_table.h"
 #include "formats/le.h"
 
 namespace kpack {
@@ -31,7 +32,32 @@ uint64_t scan(PhysicalMemory& memory, uint64_t start, uint64_t size) {
   return 0;
 }
 
+// The table of `guid` in the configuration table, or 0.
+uint64_t configuration_table(const uint8_t* entries, uint64_t count, const uint8_t (&guid)[16]) {
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto& entry = reinterpret_cast<const efi::ConfigurationTableEntry*>(entries)[i];
+    if (__builtin_memcmp(entry.vendor_guid, guid, sizeof(guid)) == 0) return entry.vendor_table;
+  }
+  return 0;
+}
+
 }  // namespace
+
+uint64_t find_efi_rsdp(const boot::EfiInfo& info, PhysicalMemory& memory) {
+  if (info.efi_loader_signature != boot::kEfiLoaderSignature64) return 0;
+  uint64_t systab = info.efi_systab | (uint64_t{info.efi_systab_hi} << 32);
+  const uint8_t* head_bytes = systab ? memory.readable(systab, sizeof(efi::SystemTableHead)) : nullptr;
+  if (!head_bytes) return 0;
+  const auto& head = *reinterpret_cast<const efi::SystemTableHead*>(head_bytes);
+  if (head.signature != efi::kSystemTableSignature) return 0;
+  // A count no firmware has: more would only be a garbled table (and an overflowing size).
+  uint64_t count = head.number_of_table_entries;
+  if (count > 1024) return 0;
+  const uint8_t* entries = memory.readable(head.configuration_table, count * sizeof(efi::ConfigurationTableEntry));
+  if (!entries) return 0;
+  if (uint64_t rsdp = configuration_table(entries, count, efi::kAcpi20TableGuid)) return rsdp;
+  return configuration_table(entries, count, efi::kAcpi10TableGuid);
+}
 
 uint64_t find_bios_rsdp(PhysicalMemory& memory) {
   if (const uint8_t* pointer = memory.readable(kEbdaSegmentPointer, 2)) {

@@ -49,6 +49,21 @@ class E820Writer {
 
 }  // namespace
 
+uint64_t descriptor_count(const EfiMemoryMapView& map) {
+  return map.descriptor_size >= sizeof(efi::MemoryDescriptor) ? map.size / map.descriptor_size : 0;
+}
+
+bool has_mirrored_memory(const EfiMemoryMapView& map) {
+  for (uint64_t i = 0, count = descriptor_count(map); i < count; ++i)
+    if (descriptor_at(map, i).attribute & efi::kMemoryMoreReliable) return true;
+  return false;
+}
+
+bool is_free_for_kernel(const efi::MemoryDescriptor& d, bool mirrored_only) {
+  if (d.type != efi::kConventionalMemory || (d.attribute & efi::kMemorySpecificPurpose)) return false;
+  return !mirrored_only || (d.attribute & efi::kMemoryMoreReliable);
+}
+
 uint32_t e820_type_of(const efi::MemoryDescriptor& d, E820View view) {
   if (view == E820View::kFreeOnly) return d.type == efi::kConventionalMemory ? boot::kE820Ram : boot::kE820Reserved;
   switch (d.type) {
@@ -71,10 +86,8 @@ uint32_t e820_type_of(const efi::MemoryDescriptor& d, E820View view) {
 uint32_t efi_memory_map_to_e820(const EfiMemoryMapView& map, E820View view, boot::BootParams* params,
                                 boot::E820Entry* extended, uint32_t extended_capacity) {
   E820Writer writer(params, extended, extended_capacity);
-  // A stride shorter than a descriptor is no map the specification allows: nothing is read from it.
-  uint64_t count = map.descriptor_size >= sizeof(efi::MemoryDescriptor) ? map.size / map.descriptor_size : 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    const auto& d = *reinterpret_cast<const efi::MemoryDescriptor*>(map.descriptors + i * map.descriptor_size);
+  for (uint64_t i = 0, count = descriptor_count(map); i < count; ++i) {
+    const efi::MemoryDescriptor& d = descriptor_at(map, i);
     uint32_t type = e820_type_of(d, view);
     if (view == E820View::kFreeOnly && type != boot::kE820Ram) continue;  // only free RAM matters there
     writer.add(d.physical_start, d.number_of_pages * efi::kPageSize, type);

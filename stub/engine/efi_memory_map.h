@@ -17,6 +17,19 @@ struct EfiMemoryMapView {
   uint64_t descriptor_size;  // at least sizeof(efi::MemoryDescriptor); OVMF's is 48
 };
 
+// How many descriptors the map holds at its stride; none when the stride is shorter than a descriptor
+// (no map the specification allows), so nothing is read from it.
+uint64_t descriptor_count(const EfiMemoryMapView& map);
+inline const efi::MemoryDescriptor& descriptor_at(const EfiMemoryMapView& map, uint64_t index) {
+  return *reinterpret_cast<const efi::MemoryDescriptor*>(map.descriptors + index * map.descriptor_size);
+}
+
+// Where the stock decompressor lets the kernel go (process_efi_entries in kaslr.c): conventional
+// memory only (firmware has been seen to crash when boot services memory is reused), never memory
+// set aside for a specific purpose, and only mirrored memory when the firmware mirrors any.
+bool has_mirrored_memory(const EfiMemoryMapView& map);
+bool is_free_for_kernel(const efi::MemoryDescriptor& descriptor, bool mirrored_only);
+
 enum class E820View : uint8_t {
   kHandover,  // every range, typed for the kernel after ExitBootServices
   kFreeOnly,  // only conventional memory, as RAM: where the kernel may go while boot services run

@@ -118,6 +118,19 @@ class ApplicationProcessors final : public FrameWorkers {
   uint32_t returned_ = 0;
 };
 
+// On a UEFI machine entered through the boot protocol (GRUB's EFI `linux`): the ACPI root pointer
+// the firmware's configuration table names, ahead of unpack_for_boot's BIOS scan, in the stock
+// decompressor's order.
+void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
+  if (!params->acpi_rsdp_addr) params->acpi_rsdp_addr = find_efi_rsdp(params->efi_info, memory);
+}
+
+// kpack.debug: which map free memory came from, so a test can tell the EFI one was used.
+void print_ram_source(const BootEnvironment& env) {
+  if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
+  serial::write(env.free_from_efi_map ? "kpack: free memory from the EFI memory map\n" : "kpack: free memory from e820\n");
+}
+
 }  // namespace
 }  // namespace kpack
 
@@ -129,8 +142,12 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   enable_avx_registers();
   IdentityMemory memory;
   BootEnvironment env;
-  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env);
+  StubStatus status =
+      read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env, RamSource::kEfiMapWhenPresent,
+                            reinterpret_cast<uint64_t>(image_base));
   if (!status.ok()) halt_with(status);
+  print_ram_source(env);
+  store_efi_rsdp(params, memory);
   options.env = &env;
   ApplicationProcessors helpers(*params, env, image_base, *record, memory);
   options.workers = &helpers;

@@ -49,6 +49,24 @@ cmdline="console=ttyS0 panic=-1 $append"
 source "$here/../support/matrix_boot.sh"
 image=$(matrix_image "$kpack" "$kind" "$out")
 
+# GRUB's EFI `linux` enters at the boot protocol with efi_info filled: the stub must have taken
+# free memory from the EFI map (kpack.debug says so), and the kernel the RSDP stock got, from the
+# firmware's configuration table (compared with the stock image's log when loaders.grub-efi.stock ran).
+check_efi_firmware_view() {
+    if ! grep -aq 'kpack: free memory from the EFI memory map' "$log"; then
+        echo "loader-boot: FAIL: free memory did not come from the EFI memory map; see $log" >&2
+        return 1
+    fi
+    local stock_log=$out/grub-efi-stock${KPACK_LOADER_TAG:-}.serial.log ours theirs
+    [[ -r $stock_log ]] || return 0
+    ours=$(grep -aoE 'ACPI: RSDP 0x[0-9A-Fa-f]+' "$log" | head -1)
+    theirs=$(grep -aoE 'ACPI: RSDP 0x[0-9A-Fa-f]+' "$stock_log" | head -1)
+    if [[ -z $ours || $ours != "$theirs" ]]; then
+        echo "loader-boot: FAIL: '${ours:-no RSDP line}' where stock says '${theirs:-no RSDP line}'; see $log" >&2
+        return 1
+    fi
+}
+
 ovmf=/usr/share/qemu/OVMF.fd
 log=$out/$name.serial.log
 boot=("$boot_sh" --timeout "$timeout_s" --log "$log")
@@ -98,6 +116,7 @@ EOF
         status=0
         "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" "${firmware[@]}" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$iso"   # ~50 MB each; kept only for post-mortems
+        [[ $status -ne 0 || $loader != grub-efi || $kind == stock ]] || check_efi_firmware_view || status=1
         exit $status ;;
     isolinux)
         need xorriso

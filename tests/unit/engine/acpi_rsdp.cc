@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "formats/efi_system_table.h"
 #include "stub/engine/acpi_rsdp.h"
 #include "tests/support/simulated_memory.h"
 
@@ -65,4 +66,70 @@ TEST_CASE("find_bios_rsdp skips bad checksums, off-grid copies and an EBDA point
   CHECK(find_bios_rsdp(memory) == 0);
   memory.load(0xFFFD0, rsdp(2));
   CHECK(find_bios_rsdp(memory) == 0xFFFD0);
+}
+
+namespace {
+
+// OVMF's layout in small: the system table, then its configuration table (an unrelated entry, the
+// ACPI 1.0 entry, then the ACPI 2.0 one), efi_info naming the system table.
+struct EfiFirmware {
+  static constexpr uint64_t kSystab = 0x7F00000, kConfig = 0x7F01000;
+  SimulatedMemory memory{0x7F00000, 0x10000};
+  boot::EfiInfo info{};
+
+  EfiFirmware() {
+    memory.load(kSystab, std::vector<uint8_t>(0x10000, 0));
+    info.efi_loader_signature = boot::kEfiLoaderSignature64;
+    info.efi_systab = kSystab;
+    efi::SystemTableHead head{};
+    head.signature = efi::kSystemTableSignature;
+    head.number_of_table_entries = 3;
+    head.configuration_table = kConfig;
+    std::memcpy(memory.at(kSystab), &head, sizeof(head));
+    put_entry(0, {0x01, 0x02}, 0x7E00000);  // e.g. the SMBIOS table
+    put_entry(1, efi::kAcpi10TableGuid, 0xF0010);
+    put_entry(2, efi::kAcpi20TableGuid, 0x7FB7E014);
+  }
+  void put_entry(int index, const uint8_t (&guid)[16], uint64_t table) {
+    efi::ConfigurationTableEntry entry{};
+    std::memcpy(entry.vendor_guid, guid, 16);
+    entry.vendor_table = table;
+    std::memcpy(memory.at(kConfig + index * sizeof(entry)), &entry, sizeof(entry));
+  }
+  void put_entry(int index, std::initializer_list<uint8_t> guid_start, uint64_t table) {
+    uint8_t guid[16] = {};
+    std::copy(guid_start.begin(), guid_start.end(), guid);
+    put_entry(index, guid, table);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("under EFI the RSDP is the configuration table's ACPI 2.0 entry, then its 1.0 one") {
+  EfiFirmware firmware;
+  CHECK(find_efi_rsdp(firmware.info, firmware.memory) == 0x7FB7E014);
+  // Without a 2.0 entry the 1.0 one, as the stock decompressor falls back.
+  firmware.memory.at(EfiFirmware::kSystab + 104)[0] = 2;
+  CHECK(find_efi_rsdp(firmware.info, firmware.memory) == 0xF0010);
+  firmware.memory.at(EfiFirmware::kSystab + 104)[0] = 1;
+  CHECK(find_efi_rsdp(firmware.info, firmware.memory) == 0);
+}
+
+TEST_CASE("an efi_info without a readable 64-bit system table names no RSDP, and nothing faults") {
+  EfiFirmware firmware;
+  boot::EfiInfo info = firmware.info;
+  info.efi_loader_signature = 0x32334C45;  // "EL32": a 32-bit firmware's pointers
+  CHECK(find_efi_rsdp(info, firmware.memory) == 0);
+  info = firmware.info;
+  info.efi_systab_hi = 0xFFFFFFFF;  // a kexec'd kernel's virtual systab
+  CHECK(find_efi_rsdp(info, firmware.memory) == 0);
+  info = firmware.info;
+  info.efi_systab = EfiFirmware::kSystab + 0x100;  // no "IBI SYST" there
+  CHECK(find_efi_rsdp(info, firmware.memory) == 0);
+  // A configuration table pointer past memory is refused by PhysicalMemory, not read.
+  efi::SystemTableHead head{};
+  std::memcpy(&head, firmware.memory.at(EfiFirmware::kSystab), sizeof(head));
+  head.configuration_table = 0x7F0FFF0;
+  std::memcpy(firmware.memory.at(EfiFirmware::kSystab), &head, sizeof(head));
+  CHECK(find_efi_rsdp(firmware.info, firmware.memory) == 0);
 }

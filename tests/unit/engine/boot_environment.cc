@@ -2,7 +2,10 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "formats/efi_memory.h"
 #include "stub/engine/boot_environment.h"
 #include "tests/support/simulated_memory.h"
 #include "formats/boot_params.h"
@@ -152,6 +155,134 @@ TEST_CASE("a broken hand-over is an error with its own message") {
     m.params.hdr.ramdisk_size = 0x2000; expect(m, "initrd range wraps around"); }
   { Machine m; m.params.hdr.cmd_line_ptr = 0x3FFFFFF; m.params.hdr.cmdline_size = 100;
     *m.memory->at(0x3FFFFFF) = 'x'; expect(m, "command line runs out of memory"); }
+}
+
+namespace {
+
+// GRUB's EFI `linux` on OVMF with 64 MiB: e820 (GRUB's, from the firmware's map) calls everything
+// from 1 MiB up RAM, but the firmware's map, at OVMF's 48-byte stride, keeps ACPI NVS, GRUB's own
+// loader data, boot services, a soft-reserved range and runtime data out of conventional memory.
+struct OvmfMachine : Machine {
+  static constexpr uint64_t kMap = 0x1F00000, kStride = 48;
+  std::vector<uint8_t> map;
+
+  OvmfMachine() {
+    descriptor(efi::kConventionalMemory, 0x0, 0xA0);
+    descriptor(efi::kConventionalMemory, 0x100000, 0x700);
+    descriptor(efi::kAcpiMemoryNvs, 0x800000, 0x8);
+    descriptor(efi::kConventionalMemory, 0x808000, 0x7F8);
+    descriptor(efi::kLoaderData, 0x1000000, 0x1000);  // GRUB, the image, this map
+    descriptor(efi::kConventionalMemory, 0x2000000, 0x1800);
+    descriptor(efi::kBootServicesData, 0x3800000, 0x400);
+    descriptor(efi::kConventionalMemory, 0x3C00000, 0x100, efi::kMemorySpecificPurpose);
+    descriptor(efi::kConventionalMemory, 0x3D00000, 0x200);
+    descriptor(efi::kRuntimeServicesData, 0x3F00000, 0x80);
+    descriptor(efi::kBootServicesCode, 0x3F80000, 0x80);
+    store();
+  }
+  void descriptor(uint32_t type, uint64_t start, uint64_t pages, uint64_t attribute = 0) {
+    efi::MemoryDescriptor d{};
+    d.type = type, d.physical_start = start, d.number_of_pages = pages, d.attribute = attribute | 0xF;
+    map.resize(map.size() + kStride, 0xEE);  // the stride's tail is not a descriptor's
+    std::memcpy(&map[map.size() - kStride], &d, sizeof(d));
+  }
+  void store() {
+    std::memcpy(memory->at(kMap), map.data(), map.size());
+    params.efi_info.efi_loader_signature = boot::kEfiLoaderSignature64;
+    params.efi_info.efi_memmap = kMap;
+    params.efi_info.efi_memmap_size = static_cast<uint32_t>(map.size());
+    params.efi_info.efi_memdesc_size = kStride;
+    params.efi_info.efi_memdesc_version = 1;
+  }
+  BootEnvironment read(RamSource source = RamSource::kEfiMapWhenPresent) {
+    BootEnvironment env;
+    StubStatus status = read_boot_environment(params, 0x90000, *memory, &env, source);
+    REQUIRE(status.ok());
+    return env;
+  }
+};
+
+std::vector<Range> ranges_of(const FreeMemory& free) {
+  std::vector<Range> out;
+  for (uint32_t i = 0; i < free.count(); ++i) out.push_back(free.at(i));
+  return out;
+}
+
+}  // namespace
+
+namespace kpack {
+// Found by std::vector's comparison through argument-dependent lookup.
+bool operator==(const Range& a, const Range& b) { return a.begin == b.begin && a.end == b.end; }
+}  // namespace kpack
+
+TEST_CASE("with an EFI memory map, free memory is its conventional memory only, as stock KASLR takes it") {
+  OvmfMachine m;
+  BootEnvironment env = m.read();
+  CHECK(env.free_from_efi_map);
+  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x800000}, {0x808000, 0x1000000},
+                                                   {0x2000000, 0x3800000}, {0x3D00000, 0x3F00000}});
+  // A 4 MiB kernel above 16 MiB: placed, and its KASLR slots drawn, only in [32 MiB, 56 MiB); e820
+  // would have offered [16 MiB, 64 MiB), boot services and runtime data included.
+  uint64_t at = 0;
+  REQUIRE(env.free.lowest_fit(0x400000, 0x200000, 0x1000000, &at));
+  CHECK(at == 0x2000000);
+  REQUIRE(env.free.highest_fit(0x400000, 0x200000, &at));
+  CHECK(at == 0x3400000);
+  CHECK(count_slots(env.free, 0x400000, 0x200000, 0x1000000, kMaxPhysicalAddress) == 11);
+  for (uint64_t i = 0; i < 11; ++i)
+    CHECK(slot_address(env.free, 0x400000, 0x200000, 0x1000000, kMaxPhysicalAddress, i) == 0x2000000 + i * 0x200000);
+
+  BootEnvironment from_e820 = m.read(RamSource::kE820);
+  CHECK_FALSE(from_e820.free_from_efi_map);
+  CHECK(ranges_of(from_e820.free) == std::vector<Range>{{0x100000, 0x4000000}});
+  CHECK(count_slots(from_e820.free, 0x400000, 0x200000, 0x1000000, kMaxPhysicalAddress) == 23);
+}
+
+TEST_CASE("with an EFI memory map, the init_size bytes the loader reserved at the image are free too") {
+  OvmfMachine m;
+  m.params.hdr.init_size = 0x800000;  // GRUB's loader data at 16 MiB holds the image
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env, RamSource::kEfiMapWhenPresent, 0x1400000).ok());
+  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x800000}, {0x808000, 0x1000000}, {0x1400000, 0x1C00000},
+                                                   {0x2000000, 0x3800000}, {0x3D00000, 0x3F00000}});
+}
+
+TEST_CASE("firmware that mirrors memory: only its mirrored conventional memory is free") {
+  OvmfMachine m;
+  m.map.clear();
+  m.descriptor(efi::kConventionalMemory, 0x100000, 0xF00);
+  m.descriptor(efi::kConventionalMemory, 0x1000000, 0x1000, efi::kMemoryMoreReliable);
+  m.descriptor(efi::kBootServicesData, 0x2000000, 0x1000, efi::kMemoryMoreReliable);
+  m.store();
+  CHECK(ranges_of(m.read().free) == std::vector<Range>{{0x1000000, 0x2000000}});
+}
+
+TEST_CASE("an EFI map without free memory (kexec_file's runtime map) leaves free memory to e820") {
+  OvmfMachine m;
+  m.map.clear();
+  m.descriptor(efi::kRuntimeServicesData, 0x3F00000, 0x80);
+  m.store();
+  BootEnvironment env = m.read();
+  CHECK_FALSE(env.free_from_efi_map);
+  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x4000000}});
+}
+
+TEST_CASE("an EFI map that cannot be read is an error, never a fault") {
+  auto expect = [](OvmfMachine& m, const char* message) {
+    BootEnvironment env;
+    StubStatus status = read_boot_environment(m.params, 0x90000, *m.memory, &env, RamSource::kEfiMapWhenPresent);
+    REQUIRE_FALSE(status.ok());
+    CHECK(std::string(status.message) == message);
+  };
+  { OvmfMachine m; m.params.efi_info.efi_memmap_hi = 1; expect(m, "EFI memory map is not in memory"); }
+  { OvmfMachine m; m.params.efi_info.efi_memdesc_size = 24; expect(m, "EFI memory map has no descriptors"); }
+  {
+    OvmfMachine m;
+    m.map.clear();
+    m.descriptor(efi::kConventionalMemory, 0xFFFFFFFFFFFFF000ull, 2);
+    m.store();
+    expect(m, "EFI memory range wraps");
+  }
 }
 
 TEST_CASE("command_line_has matches whole words only") {
