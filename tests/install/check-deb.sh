@@ -64,8 +64,12 @@ diff -u "$work/expected.txt" "$work/files.txt" || fail "the package's files diff
 
 # ---- lintian, when Debian has it: errors and warnings fail; the rest is shown ----
 if command -v lintian > /dev/null; then
-    lintian --info --display-info --tag-display-limit 0 "$deb" | tee "$work/lintian.txt" || true
+    # --fail-on makes lintian's own status count: a tag of those levels, or lintian failing to run.
+    status=0
+    lintian --info --display-info --tag-display-limit 0 --fail-on error,warning "$deb" > "$work/lintian.txt" || status=$?
+    cat "$work/lintian.txt"
     if grep -E '^[EW]: ' "$work/lintian.txt"; then fail "lintian reports errors or warnings"; fi
+    [[ $status -eq 0 ]] || fail "lintian exited with status $status"
 else
     echo "check-deb.sh: lintian is not installed; skipped (scripts/install-deps.sh installs it)" >&2
     exit 1

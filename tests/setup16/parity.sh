@@ -37,8 +37,10 @@ log_b=$boot_dir/loaders/$loader-$kind.parity-$kind-B.serial.log
 
 allow=
 if [[ $kind != stock ]]; then
-    # FIELD[:MASK] is the first word of every line that is not a comment.
-    allow=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$setup16_here/parity-allow.txt" | awk '{print $1}' | paste -sd,)
+    # FIELD[:MASK] is the first word of every line that is not a comment, or the second after
+    # "LOADER:" when LOADER is this one.
+    allow=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$setup16_here/parity-allow.txt" |
+        awk -v loader="$loader" '$1 !~ /:$/ { print $1 } $1 == loader ":" { print $2 }' | paste -sd,)
 fi
 status=0
 "$bpdiff" "$log_a" "$log_b" ${allow:+--allow "$allow"} --labels "stock,$kind ($loader)" || status=$?

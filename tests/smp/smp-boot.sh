@@ -9,7 +9,8 @@
 #     kpack.test_broken_trampoline (the APs sent START that never checked in), else 0; with
 #     kpack.test_stopped_helper one AP never returns (the stub stops it with INIT after its
 #     bounded wait) and the line must say "1 redone": the boot CPU decoded its frame again;
-#     with kpack.cpus=1 the stub looks at nothing: "0 found, 0 started";
+#     with kpack.cpus=1 the stub looks at nothing: "0 found, 0 started"; "frames: N, H by helpers"
+#     with H >= 1 when an AP returned from the work, H = 0 when none started;
 #   - /init's marker (KPACK_INIT_OK), and /sys/devices/system/cpu/online = 0-(CPUS-1) ("0" for one):
 #     the kernel started every AP after the stub parked them, whatever the stub did.
 #
@@ -56,6 +57,15 @@ if [[ " $words " == *" kpack.test_stopped_helper "* ]]; then want_returned=$((st
     fail "$ran ran and $returned returned, expected $started and $want_returned"
 [[ $line == *" by helpers, $want_redone redone"* ]] || fail "expected $want_redone items redone by the boot CPU"
 [[ $late -eq $want_late ]] || fail "$late APs did not check in, expected $want_late"
+# The helpers must have decoded something, not merely run: at least one frame when an AP ran the
+# work to its end, none when no AP started.
+by_helpers=$(echo "$line" | sed -n 's/.*frames: [0-9]*, \([0-9]*\) by helpers.*/\1/p')
+[[ -n $by_helpers ]] || fail "cannot read the frames decoded by helpers in '$line'"
+if [[ $started -eq 0 ]]; then
+    [[ $by_helpers -eq 0 ]] || fail "$by_helpers frames decoded by helpers, but no AP started"
+elif [[ $want_returned -gt 0 ]]; then
+    [[ $by_helpers -ge 1 ]] || fail "no frame decoded by the $started helpers"
+fi
 
 if [[ -n ${KPACK_SMP_XXH3:-} ]]; then
     [[ $line == *"; XXH3 with $KPACK_SMP_XXH3" ]] || fail "the frames were not proved by XXH3 with $KPACK_SMP_XXH3"

@@ -327,7 +327,14 @@ TEST_CASE("helpers decode frames alongside the caller: the same kernel, and the 
     check_kernel(run, input);
     CHECK(run.result.workers_started == 3);
     CHECK(run.result.frames == payload.frames.size() - 1);
-    CHECK(run.result.frames_by_caller <= run.result.frames);
+    // The helpers take work: some frames not decoded by the caller. A busy host may let the caller
+    // take every frame before a thread gets going, so a few runs may try; one must show it.
+    bool helpers_decoded = run.result.frames_by_caller < run.result.frames;
+    for (int attempt = 0; attempt < 10 && !helpers_decoded; ++attempt) {
+      Run again = unpack(codec, payload, kImageBase, 0x200000, 3);
+      helpers_decoded = again.status.ok() && again.result.frames_by_caller < again.result.frames;
+    }
+    CHECK(helpers_decoded);
     // Each helper has a codec state of its own in the work area.
     Run single = unpack(codec, payload);
     CHECK(run.result.work.size() > single.result.work.size());
