@@ -237,9 +237,8 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
     stock_times.push_back(seconds_of(stock));
     if (codec == Codec::kRaw) {
       uint64_t first = payload_elf.segments[0].offset;
-      copy.push_back(seconds_of([&] {
-        std::memcpy(destination.data(), l.payload.data() + first, payload_elf.file_end - first);
-      }));
+      copy.push_back(
+          seconds_of([&] { std::memcpy(destination.data(), l.payload.data() + first, payload_elf.file_end - first); }));
     }
   }
   row.engine = median(engine);
@@ -271,11 +270,12 @@ int engine_once(const std::string& path, bool kaslr) {
   request.virtual_random = 0x89abcdef;
   UnpackResult r;
   double seconds = seconds_of([&] { r = run_engine(l, ram, request); });
-  std::printf("%s: %.3f ms thread CPU; decoded %llu bytes, moved %llu, kernel at %#llx, virtual offset %#llx, "
-              "%llu relocations\n",
-              codec_name(l.codec), seconds * 1e3, static_cast<unsigned long long>(r.decoded),
-              static_cast<unsigned long long>(r.moved), static_cast<unsigned long long>(r.base),
-              static_cast<unsigned long long>(r.virtual_offset), static_cast<unsigned long long>(r.relocations));
+  std::printf(
+      "%s: %.3f ms thread CPU; decoded %llu bytes, moved %llu, kernel at %#llx, virtual offset %#llx, "
+      "%llu relocations\n",
+      codec_name(l.codec), seconds * 1e3, static_cast<unsigned long long>(r.decoded),
+      static_cast<unsigned long long>(r.moved), static_cast<unsigned long long>(r.base),
+      static_cast<unsigned long long>(r.virtual_offset), static_cast<unsigned long long>(r.relocations));
   return 0;
 }
 
@@ -288,29 +288,36 @@ int main(int argc, char** argv) {
   uint32_t threads = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--codecs" && i + 1 < argc) codecs = argv[++i];
-    else if (a == "--chunk" && i + 1 < argc) chunk = std::strtoull(argv[++i], nullptr, 0);
-    else if (a == "--threads" && i + 1 < argc) threads = std::clamp(std::atoi(argv[++i]), 1, int{kMaxFrameWorkers} + 1);
-    else if (a[0] != '-' && path.empty()) path = a;
-    else die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
+    if (a == "--runs" && i + 1 < argc)
+      runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--codecs" && i + 1 < argc)
+      codecs = argv[++i];
+    else if (a == "--chunk" && i + 1 < argc)
+      chunk = std::strtoull(argv[++i], nullptr, 0);
+    else if (a == "--threads" && i + 1 < argc)
+      threads = std::clamp(std::atoi(argv[++i]), 1, int{kMaxFrameWorkers} + 1);
+    else if (a[0] != '-' && path.empty())
+      path = a;
+    else
+      die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
   }
-  if (path.empty()) die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
+  if (path.empty())
+    die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
   Result<KernelInput> input = load_kernel(path);
   if (!input) die(input.error().message);
   input->relocs.clear();  // the engine never decodes them; keep them out of the library's payload too
 
   bench::LeanMemory ram(kRamSize);
   std::printf("# %s, %d runs, median CPU ms; ratios are throughput relative to the engine's\n", path.c_str(), runs);
-  std::printf("%-5s %10s %10s %9s %9s %9s %9s %8s %8s %6s %s\n", "codec", "image", "segments", "engine",
-              "library", "stock", "memcpy", "eng/lib", "eng/stk", "moved", "check");
+  std::printf("%-5s %10s %10s %9s %9s %9s %9s %8s %8s %6s %s\n", "codec", "image", "segments", "engine", "library",
+              "stock", "memcpy", "eng/lib", "eng/stk", "moved", "check");
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     if (("," + codecs + ",").find(std::string(",") + codec_name(codec) + ",") == std::string::npos) continue;
     Row r = bench_codec(*input, codec, runs, chunk, threads, ram);
     std::printf("%-5s %10llu %10llu %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f %6llu %s\n", r.codec.c_str(),
-                static_cast<unsigned long long>(r.image), static_cast<unsigned long long>(r.segments),
-                r.engine * 1e3, r.library * 1e3, r.stock * 1e3, r.memcpy * 1e3, r.library / r.engine,
-                r.stock / r.engine, static_cast<unsigned long long>(r.moved), r.correct ? "ok" : "MISMATCH");
+                static_cast<unsigned long long>(r.image), static_cast<unsigned long long>(r.segments), r.engine * 1e3,
+                r.library * 1e3, r.stock * 1e3, r.memcpy * 1e3, r.library / r.engine, r.stock / r.engine,
+                static_cast<unsigned long long>(r.moved), r.correct ? "ok" : "MISMATCH");
     if (threads > 1)
       std::printf("%-5s engine wall ms: 1 thread %.2f, %u threads %.2f, speedup %.2fx\n", r.codec.c_str(),
                   r.wall_one * 1e3, threads, r.wall_many * 1e3, r.wall_one / r.wall_many);

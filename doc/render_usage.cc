@@ -105,8 +105,10 @@ Option parse_option(const std::string& header) {
   std::string w;
   while (words >> w) {
     if (w.back() == ',') w.pop_back();
-    if (w[0] == '-') o.flags.push_back(w);
-    else o.metavar = w;
+    if (w[0] == '-')
+      o.flags.push_back(w);
+    else
+      o.metavar = w;
   }
   return o;
 }
@@ -128,8 +130,10 @@ std::string help_text(const std::vector<Block>& blocks) {
     if (b.kind != "option") continue;
     std::vector<std::string> text = first_paragraph(b);
     std::string lead = "  " + b.arg;
-    if (b.arg.size() <= 16) lead += std::string(18 - b.arg.size(), ' ');
-    else lead += "\n" + std::string(20, ' ');
+    if (b.arg.size() <= 16)
+      lead += std::string(18 - b.arg.size(), ' ');
+    else
+      lead += "\n" + std::string(20, ' ');
     for (size_t i = 0; i < text.size(); ++i) out += (i == 0 ? lead : std::string(20, ' ')) + text[i] + "\n";
   }
   return out;
@@ -158,9 +162,12 @@ std::string c_literal(const std::string& text) {
 std::string roff(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
   }
   if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out = "\\&" + out;
   return out;
@@ -171,8 +178,10 @@ std::string roff_usage(const std::string& text) {
   std::string out, word;
   auto flush = [&] {
     if (word.empty()) return;
-    if (is_metavar(word)) out += "\\fI" + roff(word) + "\\fR";
-    else out += "\\fB" + roff(word) + "\\fR";
+    if (is_metavar(word))
+      out += "\\fI" + roff(word) + "\\fR";
+    else
+      out += "\\fB" + roff(word) + "\\fR";
     word.clear();
   };
   for (char c : text) {
@@ -227,7 +236,9 @@ std::string man_page(const std::vector<Block>& blocks, const std::string& versio
   if (const Block* name = find(blocks, "name")) {
     std::string line = name->lines.empty() ? "" : name->lines[0];
     size_t dash = line.find(" - ");
-    out += ".SH NAME\n" + (dash == std::string::npos ? roff(line) : line.substr(0, dash) + " \\- " + roff(line.substr(dash + 3))) + "\n";
+    out += ".SH NAME\n" +
+           (dash == std::string::npos ? roff(line) : line.substr(0, dash) + " \\- " + roff(line.substr(dash + 3))) +
+           "\n";
   }
   if (const Block* synopsis = find(blocks, "synopsis")) {
     out += ".SH SYNOPSIS\n";
@@ -294,7 +305,8 @@ _kpack() {
   if (!with_value.empty()) out += "        " + join(with_value, "|") + ") return ;;  # a number\n";
   out += R"(    esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W ')" + join(all, " ") + R"(' -- "$cur"))
+        COMPREPLY=($(compgen -W ')" +
+         join(all, " ") + R"(' -- "$cur"))
         return
     fi
     # Count the words before this one that are neither options nor their values.
@@ -333,10 +345,14 @@ int main(int argc, char** argv) {
   std::vector<Block> blocks = parse(input);
   if (!find(blocks, "synopsis")) fail(input, "has no [synopsis]");
   std::string text;
-  if (what == "help") text = c_literal(help_text(blocks));
-  else if (what == "man") text = man_page(blocks, argc == 5 ? argv[4] : "");
-  else if (what == "bash") text = bash_completion(blocks);
-  else fail(input, "unknown output kind '" + what + "'");
+  if (what == "help")
+    text = c_literal(help_text(blocks));
+  else if (what == "man")
+    text = man_page(blocks, argc == 5 ? argv[4] : "");
+  else if (what == "bash")
+    text = bash_completion(blocks);
+  else
+    fail(input, "unknown output kind '" + what + "'");
   // Write-then-rename, so an interrupted build never leaves a truncated file behind.
   std::string tmp = output + ".tmp";
   {

@@ -80,8 +80,7 @@ struct SetupHeader {
 };
 
 // Offsets are asserted relative to the file (and boot_params), as the protocol documents them.
-#define KPACK_HDR_AT(field, offset) \
-  static_assert(kSetupHeaderOffset + offsetof(SetupHeader, field) == (offset), #field)
+#define KPACK_HDR_AT(field, offset) static_assert(kSetupHeaderOffset + offsetof(SetupHeader, field) == (offset), #field)
 KPACK_HDR_AT(setup_sects, 0x1F1);
 KPACK_HDR_AT(root_flags, 0x1F2);
 KPACK_HDR_AT(syssize, 0x1F4);
@@ -153,9 +152,9 @@ struct SetupData {
 static_assert(sizeof(SetupData) == 16);
 
 // setup_data types the stub looks into.
-inline constexpr uint32_t kSetupE820Ext = 1;           // e820 entries beyond the zero page's 128
-inline constexpr uint32_t kSetupRngSeed = 9;             // random bytes from the loader (QEMU -kernel)
-inline constexpr uint32_t kSetupIndirect = 1u << 31;     // the node points at the real data elsewhere
+inline constexpr uint32_t kSetupE820Ext = 1;          // e820 entries beyond the zero page's 128
+inline constexpr uint32_t kSetupRngSeed = 9;          // random bytes from the loader (QEMU -kernel)
+inline constexpr uint32_t kSetupIndirect = 1u << 31;  // the node points at the real data elsewhere
 
 // The body of a SETUP_INDIRECT node.
 struct SetupIndirect {
@@ -168,24 +167,24 @@ static_assert(sizeof(SetupIndirect) == 24);
 
 // screen_info (include/uapi/linux/screen_info.h): what the 16-bit setup learnt of the display.
 struct ScreenInfo {
-  uint8_t orig_x;             // cursor column
-  uint8_t orig_y;             // cursor row
-  ul16 ext_mem_k;             // INT 15h AH=88h: KiB above 1 MiB
+  uint8_t orig_x;  // cursor column
+  uint8_t orig_y;  // cursor row
+  ul16 ext_mem_k;  // INT 15h AH=88h: KiB above 1 MiB
   ul16 orig_video_page;
   uint8_t orig_video_mode;
   uint8_t orig_video_cols;
   uint8_t flags;
   uint8_t unused2;
-  ul16 orig_video_ega_bx;     // INT 10h AH=12h BL=10h: BL stays 0x10 on MDA/CGA
+  ul16 orig_video_ega_bx;  // INT 10h AH=12h BL=10h: BL stays 0x10 on MDA/CGA
   ul16 unused3;
   uint8_t orig_video_lines;
-  uint8_t orig_video_isVGA;   // a kVideoType value
-  ul16 orig_video_points;     // font height
+  uint8_t orig_video_isVGA;  // a kVideoType value
+  ul16 orig_video_points;    // font height
   ul16 lfb_width;
   ul16 lfb_height;
   ul16 lfb_depth;
   ul32 lfb_base;
-  ul32 lfb_size;              // in 64 KiB units, from VBE's total memory
+  ul32 lfb_size;  // in 64 KiB units, from VBE's total memory
   ul16 cl_magic;
   ul16 cl_offset;
   ul16 lfb_linelength;
@@ -243,7 +242,7 @@ struct EddDeviceParams {  // INT 13h AH=48h "Get Drive Parameters" result
   ul64 number_of_sectors;
   ul16 bytes_per_sector;
   ul32 dpte_ptr;
-  ul16 key;                   // 0xBEDD when the device path below is valid
+  ul16 key;  // 0xBEDD when the device path below is valid
   uint8_t device_path_info_length;
   uint8_t reserved2;
   ul16 reserved3;
@@ -260,16 +259,16 @@ static_assert(offsetof(EddDeviceParams, host_bus_type) == 36);
 static_assert(offsetof(EddDeviceParams, device_path) == 56);
 
 struct EddInfo {
-  uint8_t device;             // BIOS drive number, 0x80 and up
-  uint8_t version;            // INT 13h AH=41h: AH
-  ul16 interface_support;     // INT 13h AH=41h: CX
-  ul16 legacy_max_cylinder;   // INT 13h AH=08h
+  uint8_t device;            // BIOS drive number, 0x80 and up
+  uint8_t version;           // INT 13h AH=41h: AH
+  ul16 interface_support;    // INT 13h AH=41h: CX
+  ul16 legacy_max_cylinder;  // INT 13h AH=08h
   uint8_t legacy_max_head;
   uint8_t legacy_sectors_per_track;
   EddDeviceParams params;
 };
 static_assert(sizeof(EddInfo) == 82);
-inline constexpr uint32_t kEddMaxDevices = 6;        // EDDMAXNR
+inline constexpr uint32_t kEddMaxDevices = 6;         // EDDMAXNR
 inline constexpr uint32_t kEddMaxMbrSignatures = 16;  // EDD_MBR_SIG_MAX
 inline constexpr uint32_t kMbrSignatureOffset = 0x1B8;
 

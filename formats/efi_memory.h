@@ -7,14 +7,26 @@
 namespace kpack::efi {
 
 enum MemoryType : uint32_t {
-  kReservedMemory = 0, kLoaderCode = 1, kLoaderData = 2, kBootServicesCode = 3, kBootServicesData = 4,
-  kRuntimeServicesCode = 5, kRuntimeServicesData = 6, kConventionalMemory = 7, kUnusableMemory = 8,
-  kAcpiReclaimMemory = 9, kAcpiMemoryNvs = 10, kMemoryMappedIo = 11, kMemoryMappedIoPortSpace = 12,
-  kPalCode = 13, kPersistentMemory = 14, kUnacceptedMemory = 15,
+  kReservedMemory = 0,
+  kLoaderCode = 1,
+  kLoaderData = 2,
+  kBootServicesCode = 3,
+  kBootServicesData = 4,
+  kRuntimeServicesCode = 5,
+  kRuntimeServicesData = 6,
+  kConventionalMemory = 7,
+  kUnusableMemory = 8,
+  kAcpiReclaimMemory = 9,
+  kAcpiMemoryNvs = 10,
+  kMemoryMappedIo = 11,
+  kMemoryMappedIoPortSpace = 12,
+  kPalCode = 13,
+  kPersistentMemory = 14,
+  kUnacceptedMemory = 15,
 };
 inline constexpr uint64_t kMemoryMoreReliable = 0x10000;     // EFI_MEMORY_MORE_RELIABLE: mirrored
 inline constexpr uint64_t kMemorySpecificPurpose = 0x40000;  // EFI_MEMORY_SP
-inline constexpr uint64_t kPageSize = 4096;  // number_of_pages counts these
+inline constexpr uint64_t kPageSize = 4096;                  // number_of_pages counts these
 
 // One descriptor. The firmware's may be longer (descriptor_size, 48 on OVMF): walk by that stride.
 struct MemoryDescriptor {

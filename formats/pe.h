@@ -10,11 +10,11 @@
 
 namespace kpack::pe {
 
-inline constexpr uint16_t kDosMagic = 0x5A4D;         // "MZ" at offset 0
+inline constexpr uint16_t kDosMagic = 0x5A4D;          // "MZ" at offset 0
 inline constexpr uint32_t kDosNewHeaderOffset = 0x3C;  // e_lfanew: where "PE\0\0" is
 inline constexpr uint32_t kLinuxPeMagicOffset = 0x38;  // where Linux keeps LINUX_PE_MAGIC
 inline constexpr uint32_t kLinuxPeMagic = 0x818223CD;
-inline constexpr uint32_t kSignature = 0x00004550;     // "PE\0\0"
+inline constexpr uint32_t kSignature = 0x00004550;  // "PE\0\0"
 
 struct CoffHeader {
   ul16 machine;
@@ -39,8 +39,8 @@ struct DataDirectory {
   ul32 size;
 };
 
-inline constexpr uint32_t kDirectoryCount = 6;  // as stock images: up to the base relocations
-inline constexpr uint32_t kDirectorySecurity = 4;   // the Authenticode certificate table (a file offset)
+inline constexpr uint32_t kDirectoryCount = 6;     // as stock images: up to the base relocations
+inline constexpr uint32_t kDirectorySecurity = 4;  // the Authenticode certificate table (a file offset)
 inline constexpr uint32_t kDirectoryBaseReloc = 5;
 
 struct OptionalHeader64 {

@@ -15,10 +15,10 @@ struct VbeInfo {  // 4F00h
   ul32 signature;
   ul16 version;
   ul32 oem_string;
-  ul32 capabilities;     // bit 0: the DAC can switch to 8 bits per primary
+  ul32 capabilities;      // bit 0: the DAC can switch to 8 bits per primary
   ul16 mode_list_offset;  // a far pointer to 16-bit mode numbers, 0xFFFF-terminated
   ul16 mode_list_segment;
-  ul16 total_memory;     // 64 KiB units
+  ul16 total_memory;  // 64 KiB units
   uint8_t reserved[492];
 };
 static_assert(sizeof(VbeInfo) == 512);

@@ -37,8 +37,10 @@ std::vector<Range> ram_of(const boot::BootParams& p) {
   std::vector<Range> merged;
   for (Range r : ram) {
     if (r.empty()) continue;
-    if (!merged.empty() && r.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, r.end);
-    else merged.push_back(r);
+    if (!merged.empty() && r.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, r.end);
+    else
+      merged.push_back(r);
   }
   return merged;
 }

@@ -77,7 +77,8 @@ StreamFormat stream_format_of(Codec codec) {
 // cannot decode to its size stays zeros: the engine skips frames of bytes between segments, so a
 // corrupt one there is no error; anywhere else the comparison below catches it. Empty when the
 // table describes more than the fuzzer's memory could hold.
-std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& payload, const std::vector<FrameEntry>& frames) {
+std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& payload,
+                                  const std::vector<FrameEntry>& frames) {
   if (codec == Codec::kRaw) return payload;
   std::vector<uint8_t> elf;
   for (const FrameEntry& f : frames) {
@@ -91,8 +92,8 @@ std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& paylo
   return elf;
 }
 
-void check_success(const UnpackRequest& request, const FreeMemory& free, const UnpackResult& r,
-                   GuardedMemory& memory, const std::vector<uint8_t>& payload, const std::vector<FrameEntry>& frames) {
+void check_success(const UnpackRequest& request, const FreeMemory& free, const UnpackResult& r, GuardedMemory& memory,
+                   const std::vector<uint8_t>& payload, const std::vector<FrameEntry>& frames) {
   const KernelHeaders& k = r.kernel;
   Range kernel = range_of(r.base, k.span());
   FUZZ_CHECK(!kernel.empty() && free.contains(kernel));
@@ -188,7 +189,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(clean);
   std::vector<FrameEntry> frame_list(frames);
   if (frames) std::memcpy(frame_list.data(), table.data(), table.size());
-  if (status.ok()) check_success(request, free, result, memory, payload, frame_list);
-  else FUZZ_CHECK(status.message && status.message[0]);
+  if (status.ok())
+    check_success(request, free, result, memory, payload, frame_list);
+  else
+    FUZZ_CHECK(status.message && status.message[0]);
   return 0;
 }

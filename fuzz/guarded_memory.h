@@ -88,7 +88,8 @@ class GuardedMemory final : public PhysicalMemory {
     for (uint64_t page : dirty_pages_) {
       uint64_t begin = base_ + page * kPage, end = begin + kPage;
       for (uint64_t a = begin; a < end;) {
-        auto covering = std::find_if(granted.begin(), granted.end(), [&](Range g) { return g.begin <= a && a < g.end; });
+        auto covering =
+            std::find_if(granted.begin(), granted.end(), [&](Range g) { return g.begin <= a && a < g.end; });
         if (covering != granted.end()) {
           a = covering->end;
           continue;

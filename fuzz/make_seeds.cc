@@ -18,8 +18,8 @@
 #include "tests/support/bytes.h"
 
 using namespace kpack;
-using test::put;
 using kpack::test::SegmentSpec;
+using test::put;
 using Bytes = std::vector<uint8_t>;
 
 namespace {
@@ -30,7 +30,8 @@ void write_seed(const std::string& target, const std::string& name, const Bytes&
   std::filesystem::create_directories(out_dir / target);
   std::ofstream(out_dir / target / name, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (bytes.size() > 64 * 1024) std::fprintf(stderr, "make_seeds: %s/%s is over 64 KiB\n", target.c_str(), name.c_str());
+  if (bytes.size() > 64 * 1024)
+    std::fprintf(stderr, "make_seeds: %s/%s is over 64 KiB\n", target.c_str(), name.c_str());
 }
 
 KernelInput input_of(const Bytes& elf) {
@@ -53,7 +54,8 @@ std::vector<SegmentSpec> spread_segments() {
 // Back to back in memory, so a raw (mirrored) payload stays small.
 std::vector<SegmentSpec> packed_segments() {
   using namespace elf;
-  return {{0x1000000, 0x1800, 0x2000, kPfR | kPfX}, {0x1002000, 0x800, 0x1000, kPfR | kPfW},
+  return {{0x1000000, 0x1800, 0x2000, kPfR | kPfX},
+          {0x1002000, 0x800, 0x1000, kPfR | kPfW},
           {0x1003000, 0x400, 0x3000, kPfR | kPfW | kPfX}};
 }
 
@@ -139,7 +141,8 @@ Bytes with_kaslr(Codec codec, uint8_t machine, FramedPayload payload, const Byte
   } else {
     const FrameEntry& last = payload.frames.back();
     uint64_t elf_end = uint64_t{last.file_offset} + uint64_t{last.size};
-    if (!append_frames({codec, 1, 1}, {{table, Content::kTable, elf_end, true}}, payload, "seed", nullptr)) std::exit(1);
+    if (!append_frames({codec, 1, 1}, {{table, Content::kTable, elf_end, true}}, payload, "seed", nullptr))
+      std::exit(1);
   }
   Bytes seed = unpack_input(codec, machine, payload);
   seed[0] |= 0x0C;
@@ -173,8 +176,11 @@ void boot_env_seeds() {
   constexpr uint64_t kBase = 0x90000;
   Bytes memory(0x3000, 0);
   boot::BootParams p{};
-  const boot::E820Entry map[] = {{0, 0x9FC00, 1},          {0xF0000, 0x10000, 2},     {0x100000, 0x1FEE0000, 1},
-                                 {0xFEFFC000, 0x4000, 2},  {0x100000000, 1ull << 30, 1}};
+  const boot::E820Entry map[] = {{0, 0x9FC00, 1},
+                                 {0xF0000, 0x10000, 2},
+                                 {0x100000, 0x1FEE0000, 1},
+                                 {0xFEFFC000, 0x4000, 2},
+                                 {0x100000000, 1ull << 30, 1}};
   p.e820_entries = sizeof(map) / sizeof(map[0]);
   std::memcpy(p.e820_table, map, sizeof(map));
   p.hdr.cmd_line_ptr = kBase + 0x1000;
@@ -216,8 +222,8 @@ void boot_env_seeds() {
   header(kXsdt, "XSDT", 44);
   put(memory, kXsdt + 36, uint64_t{kBase + kMadt});
   checksum(kXsdt, 44, 9);
-  const uint8_t entries[] = {0, 8, 0, 0, 1, 0, 0, 0,  0, 8, 1, 1, 1, 0, 0, 0,  0, 8, 2, 2, 0, 0, 0, 0,
-                             9, 16, 0, 0, 0x2C, 1, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0};
+  const uint8_t entries[] = {0, 8, 0, 0, 1, 0,  0, 0, 0,    8, 1, 1, 1, 0, 0, 0, 0, 8, 2, 2,
+                             0, 0, 0, 0, 9, 16, 0, 0, 0x2C, 1, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0};
   header(kMadt, "APIC", 44 + sizeof(entries));
   put(memory, kMadt + 36, uint32_t{0xFEE00000});
   std::memcpy(memory.data() + kMadt + 44, entries, sizeof(entries));

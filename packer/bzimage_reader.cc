@@ -24,7 +24,7 @@ bool fits(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= lim
 // A kpack image's record sits right before its kernel_info (formats/kpack_image.h); a stock image
 // has other bytes there. The record is checked exactly as the stub checks it.
 Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> protected_mode, const BzImage& image,
-                                                 const std::string& name) {
+                                                   const std::string& name) {
   const uint64_t kernel_info = image.header.kernel_info_offset;
   if (image.header.version < 0x020F || kernel_info < sizeof(StubRecord) || kernel_info > protected_mode.size())
     return std::optional<StubRecord>();
@@ -61,8 +61,8 @@ Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::sp
     return error_in(name, "the frame table lies outside the file");
   std::vector<FrameEntry> frames(count);
   std::memcpy(frames.data(), file.data() + at, count * sizeof(FrameEntry));
-  StubStatus status = check_frame_table(frames.data(), static_cast<uint32_t>(count), info.payload_size,
-                                        info.relocations_size);
+  StubStatus status =
+      check_frame_table(frames.data(), static_cast<uint32_t>(count), info.payload_size, info.relocations_size);
   if (!status.ok())
     return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")");
   const FrameEntry& last = frames.back();
@@ -177,7 +177,8 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
     // With 0xFF00 or more sections, e_shnum is 0 and section 0's size holds the count.
     uint64_t shnum = ehdr.shnum;
     if (shnum == elf::kShnUndef) shnum = get<Shdr>(elf_bytes, ehdr.shoff).size;
-    if (shnum > size / ehdr.shentsize) return error_in(name, "the kernel ELF claims " + std::to_string(shnum) + " sections");
+    if (shnum > size / ehdr.shentsize)
+      return error_in(name, "the kernel ELF claims " + std::to_string(shnum) + " sections");
     if (auto e = cover(ehdr.shoff, shnum * ehdr.shentsize, "section headers")) return *e;
     for (uint64_t i = 0; i < shnum; ++i) {
       const auto shdr = get<Shdr>(elf_bytes, ehdr.shoff + i * ehdr.shentsize);

@@ -17,12 +17,12 @@
 namespace kpack {
 
 struct BzImage {
-  boot::SetupHeader header;       // as found at 0x1F1
-  uint64_t setup_size = 0;        // bytes of the real-mode part: (setup_sects + 1) * 512
-  uint64_t payload_offset = 0;    // from the start of the file
+  boot::SetupHeader header;     // as found at 0x1F1
+  uint64_t setup_size = 0;      // bytes of the real-mode part: (setup_sects + 1) * 512
+  uint64_t payload_offset = 0;  // from the start of the file
   uint64_t payload_size = 0;
   StreamFormat format = StreamFormat::kRaw;
-  std::optional<StubRecord> kpack;  // present when the image was written by kpack, and checked
+  std::optional<StubRecord> kpack;   // present when the image was written by kpack, and checked
   uint64_t kpack_record_offset = 0;  // where that record sits in the protected-mode part
 };
 
@@ -40,8 +40,8 @@ struct KernelPayload {
 // Decodes the payload and splits it at the end of the ELF file (the furthest of its headers,
 // program headers, section headers and section contents). `max_output` bounds the decoded size
 // (see decode_stream); fuzzers lower it to keep each run fast.
-Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file,
-                                     const std::string& name, uint64_t max_output = kMaxDecodedBytes);
+Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file, const std::string& name,
+                                     uint64_t max_output = kMaxDecodedBytes);
 
 // Bytes of `elf` that belong to the ELF file proper; an error when the headers are inconsistent.
 Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf, const std::string& name);

@@ -30,15 +30,24 @@ Result<std::string> option_value(const std::vector<std::string>& args, size_t& i
 // The option at args[i] (and its value) applied to `cl`.
 Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine& cl) {
   const std::string& a = args[i];
-  if (a == "--raw") cl.pack.compress.codec = Codec::kRaw;
-  else if (a == "--gzip") cl.pack.compress.codec = Codec::kGzip;
-  else if (a == "--lz4") cl.pack.compress.codec = Codec::kLz4;
-  else if (a == "--zstd") cl.pack.compress.codec = Codec::kZstd;
-  else if (a == "--xz") cl.pack.compress.codec = Codec::kXz;
-  else if (a == "--randomize-physical") cl.pack.randomize_raw_physically = true;
-  else if (a == "-o" || a == "--output") cl.output = KPACK_TRY_RESULT(option_value(args, i));
-  else if (a == "--relocs") cl.relocs_output = KPACK_TRY_RESULT(option_value(args, i));
-  else if (a == "--sbat") cl.sbat_input = KPACK_TRY_RESULT(option_value(args, i));
+  if (a == "--raw")
+    cl.pack.compress.codec = Codec::kRaw;
+  else if (a == "--gzip")
+    cl.pack.compress.codec = Codec::kGzip;
+  else if (a == "--lz4")
+    cl.pack.compress.codec = Codec::kLz4;
+  else if (a == "--zstd")
+    cl.pack.compress.codec = Codec::kZstd;
+  else if (a == "--xz")
+    cl.pack.compress.codec = Codec::kXz;
+  else if (a == "--randomize-physical")
+    cl.pack.randomize_raw_physically = true;
+  else if (a == "-o" || a == "--output")
+    cl.output = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--relocs")
+    cl.relocs_output = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--sbat")
+    cl.sbat_input = KPACK_TRY_RESULT(option_value(args, i));
   else if (a == "--kernel-address")
     cl.pack.kernel_address = KPACK_TRY_RESULT(parse_number(a, KPACK_TRY_RESULT(option_value(args, i))));
   else if (a == "--level") {
@@ -80,8 +89,8 @@ Status check_pack_options(CommandLine& cl) {
   if (!cl.level_given) cl.pack.compress.level = default_level(codec);
   if (cl.pack.compress.level < min_level(codec) || cl.pack.compress.level > max_level(codec))
     return Error{"kpack: --level " + std::to_string(cl.pack.compress.level) + " is out of range for " +
-                 codec_name(codec) + " (" + std::to_string(min_level(codec)) + "-" +
-                 std::to_string(max_level(codec)) + ")"};
+                 codec_name(codec) + " (" + std::to_string(min_level(codec)) + "-" + std::to_string(max_level(codec)) +
+                 ")"};
   std::optional<uint64_t> address = cl.pack.kernel_address;
   if (address && (*address < 0x200000 || *address % 0x200000 || *address >= (1ull << 32)))
     return Error{"kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB"};
@@ -102,8 +111,10 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     // Help and version win over everything after them.
     if (a == "-h" || a == "--help") return CommandLine{.command = Command::kHelp};
     if (a == "--version") return CommandLine{.command = Command::kVersion};
-    if (a.size() > 1 && a[0] == '-') KPACK_TRY_RESULT(apply_option(args, i, cl));
-    else positional.push_back(a);
+    if (a.size() > 1 && a[0] == '-')
+      KPACK_TRY_RESULT(apply_option(args, i, cl));
+    else
+      positional.push_back(a);
   }
   KPACK_TRY_RESULT(take_command_and_input(positional, cl));
   KPACK_TRY_RESULT(check_options_fit_command(cl));

@@ -43,7 +43,7 @@ enum class Content : uint8_t { kBytes, kCode, kData, kTable };
 
 struct CompressOptions {
   Codec codec = Codec::kZstd;
-  int level = 0;  // 0 means default_level(codec)
+  int level = 0;         // 0 means default_level(codec)
   unsigned threads = 1;  // zstd uses this many workers
   // Cheap to decode rather than small, whatever `level` says: gzip stores the bytes, zstd uses its
   // level 3 (lz4 decodes cheaply at any level; xz has no cheap mode, see Content::kTable). For data the stub reads on every boot but that
@@ -61,8 +61,8 @@ struct CompressOptions {
 // Appends one frame holding `region`, with its content size, and the format's own check of the
 // content unless the codec's digest is the frame table's XXH3 (digest_for). `name` is the output
 // file, used in error messages. Raw appends the bytes as they are.
-Status append_frame(const CompressOptions& options, std::span<const uint8_t> region,
-                    std::vector<uint8_t>& out, const std::string& name);
+Status append_frame(const CompressOptions& options, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                    const std::string& name);
 
 // Decodes a payload made of one or more concatenated frames of `format` and returns their
 // concatenated content. Bytes after the last frame that do not start another frame (stock images
@@ -71,7 +71,6 @@ Status append_frame(const CompressOptions& options, std::span<const uint8_t> reg
 // exhaust memory; tests lower it to exercise the limit cheaply.
 inline constexpr uint64_t kMaxDecodedBytes = uint64_t{1} << 30;
 Result<std::vector<uint8_t>> decode_stream(StreamFormat format, std::span<const uint8_t> payload,
-                                           const std::string& name,
-                                           uint64_t max_output = kMaxDecodedBytes);
+                                           const std::string& name, uint64_t max_output = kMaxDecodedBytes);
 
 }  // namespace kpack

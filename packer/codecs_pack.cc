@@ -47,8 +47,7 @@ uint64_t xz_dictionary_for(int level, uint64_t largest) {
 
 namespace {
 
-Status append_gzip(int level, std::span<const uint8_t> region, std::vector<uint8_t>& out,
-                   const std::string& name) {
+Status append_gzip(int level, std::span<const uint8_t> region, std::vector<uint8_t>& out, const std::string& name) {
   z_stream stream{};
   // windowBits 15 + 16 asks zlib for a gzip wrapper: header, CRC32 and ISIZE trailer.
   if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -81,8 +80,7 @@ Status append_gzip(int level, std::span<const uint8_t> region, std::vector<uint8
   return Ok{};
 }
 
-Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_t>& out,
-                  const std::string& name) {
+Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_t>& out, const std::string& name) {
   LZ4F_preferences_t prefs{};
   prefs.frameInfo.blockSizeID = LZ4F_max4MB;
   prefs.frameInfo.blockMode = LZ4F_blockLinked;
@@ -91,7 +89,7 @@ Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_
   prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
   prefs.frameInfo.frameType = LZ4F_frame;
   prefs.frameInfo.contentSize = region.size();  // LZ4F reads 0 as "unknown": an empty region has no size field
-  prefs.compressionLevel = level;  // LZ4F switches to the HC compressor from level 3 on
+  prefs.compressionLevel = level;               // LZ4F switches to the HC compressor from level 3 on
 
   LZ4F_cctx* raw_ctx = nullptr;
   if (LZ4F_isError(LZ4F_createCompressionContext(&raw_ctx, LZ4F_VERSION)))
@@ -109,8 +107,8 @@ Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_
     return true;
   };
   if (!check(LZ4F_compressBegin(ctx.get(), out.data() + pos, out.size() - pos, &prefs)) ||
-      !check(LZ4F_compressUpdate(ctx.get(), out.data() + pos, out.size() - pos, region.data(),
-                                 region.size(), nullptr)) ||
+      !check(
+          LZ4F_compressUpdate(ctx.get(), out.data() + pos, out.size() - pos, region.data(), region.size(), nullptr)) ||
       !check(LZ4F_compressEnd(ctx.get(), out.data() + pos, out.size() - pos, nullptr))) {
     out.resize(start);
     return error_in(name, "lz4 compression failed");
@@ -119,15 +117,15 @@ Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_
   return Ok{};
 }
 
-Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region,
-                   std::vector<uint8_t>& out, const std::string& name) {
+Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                   const std::string& name) {
   std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> ctx(ZSTD_createCCtx(), &ZSTD_freeCCtx);
   if (!ctx) return error_in(name, "zstd: cannot create a compression context");
   auto set = [&](ZSTD_cParameter param, int value) -> bool {
     return !ZSTD_isError(ZSTD_CCtx_setParameter(ctx.get(), param, value));
   };
-  if (!set(ZSTD_c_compressionLevel, level) || !set(ZSTD_c_checksumFlag, digest_for(Codec::kZstd) != FrameDigest::kXxh3) ||
-      !set(ZSTD_c_contentSizeFlag, 1))
+  if (!set(ZSTD_c_compressionLevel, level) ||
+      !set(ZSTD_c_checksumFlag, digest_for(Codec::kZstd) != FrameDigest::kXxh3) || !set(ZSTD_c_contentSizeFlag, 1))
     return error_in(name, "zstd: cannot set the compression parameters");
   if (threads > 1 && !set(ZSTD_c_nbWorkers, static_cast<int>(threads)))
     return error_in(name, "zstd: this libzstd cannot compress with several threads");
@@ -147,12 +145,12 @@ Status append_zstd(int level, unsigned threads, std::span<const uint8_t> region,
 
 // One .xz stream (xz decodes the payload), CRC32 checked as in stock images: LZMA2, behind a
 // filter that suits the region's content (see Content).
-Status append_xz(const CompressOptions& options, int level, std::span<const uint8_t> region,
-                 std::vector<uint8_t>& out, const std::string& name) {
+Status append_xz(const CompressOptions& options, int level, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                 const std::string& name) {
   lzma_options_lzma lzma{};
   if (lzma_lzma_preset(&lzma, static_cast<uint32_t>(level))) return error_in(name, "xz: bad preset");
-  lzma.dict_size = static_cast<uint32_t>(options.xz_dictionary ? options.xz_dictionary
-                                                               : xz_dictionary_for(level, region.size()));
+  lzma.dict_size =
+      static_cast<uint32_t>(options.xz_dictionary ? options.xz_dictionary : xz_dictionary_for(level, region.size()));
   if (level == 9) lzma.nice_len = 273;  // 17 KB smaller than the preset's 64
   lzma.lc = 4;
   if (options.content == Content::kData || options.content == Content::kTable) lzma.lc = 0, lzma.lp = 2, lzma.pb = 2;
@@ -164,8 +162,8 @@ Status append_xz(const CompressOptions& options, int level, std::span<const uint
   const size_t start = out.size();
   out.resize(start + lzma_stream_buffer_bound(region.size()));
   size_t pos = start;
-  lzma_ret ret = lzma_stream_buffer_encode(const_cast<lzma_filter*>(chain), LZMA_CHECK_CRC32, nullptr,
-                                           region.data(), region.size(), out.data(), &pos, out.size());
+  lzma_ret ret = lzma_stream_buffer_encode(const_cast<lzma_filter*>(chain), LZMA_CHECK_CRC32, nullptr, region.data(),
+                                           region.size(), out.data(), &pos, out.size());
   if (ret != LZMA_OK) {
     out.resize(start);
     if (ret == LZMA_MEM_ERROR) throw std::bad_alloc();
@@ -177,17 +175,15 @@ Status append_xz(const CompressOptions& options, int level, std::span<const uint
 
 }  // namespace
 
-Status append_frame(const CompressOptions& options, std::span<const uint8_t> region,
-                    std::vector<uint8_t>& out, const std::string& name) {
+Status append_frame(const CompressOptions& options, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                    const std::string& name) {
   const int level = options.level == 0 ? default_level(options.codec) : options.level;
   if (level < min_level(options.codec) || level > max_level(options.codec))
     return error_in(name, std::string(codec_name(options.codec)) + " level " + std::to_string(level) +
                               " is out of range " + std::to_string(min_level(options.codec)) + ".." +
                               std::to_string(max_level(options.codec)));
   switch (options.codec) {
-    case Codec::kRaw:
-      out.insert(out.end(), region.begin(), region.end());
-      return Ok{};
+    case Codec::kRaw: out.insert(out.end(), region.begin(), region.end()); return Ok{};
     case Codec::kGzip: return append_gzip(options.fast_decode ? Z_NO_COMPRESSION : level, region, out, name);
     case Codec::kLz4: return append_lz4(level, region, out, name);
     case Codec::kZstd: return append_zstd(options.fast_decode ? 3 : level, options.threads, region, out, name);

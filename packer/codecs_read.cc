@@ -97,8 +97,8 @@ struct Problems {
   }
   Error truncated() const { return error_in(name, std::string("truncated ") + format + " payload"); }
   Error too_big() const {
-    return error_in(name, std::string(format) + " payload decodes to more than " + describe_size(max_output) +
-                              ", refusing it");
+    return error_in(
+        name, std::string(format) + " payload decodes to more than " + describe_size(max_output) + ", refusing it");
   }
 };
 
@@ -175,8 +175,7 @@ Result<std::vector<uint8_t>> decode_xz(std::span<const uint8_t> in, const Proble
 // decoding to at most 8 MiB; a repeated magic is skipped. The kernel's decompressor is handed the
 // payload minus its last 4 bytes (the appended size) and stops when the input runs out; here the
 // stream also ends when exactly 4 bytes remain, which is that appended size.
-Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, const Problems& problems,
-                                               Sink& sink) {
+Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, const Problems& problems, Sink& sink) {
   constexpr size_t kSizeField = 4;
   const size_t max_block = static_cast<size_t>(LZ4_compressBound(kLz4LegacyBlockSize));
   // A block holds up to 8 MiB; a smaller limit needs no more room than one byte past it.
@@ -193,21 +192,23 @@ Result<std::vector<uint8_t>> decode_lz4_legacy(std::span<const uint8_t> in, cons
       continue;
     }
     // Only the last block of an archive may hold less than a full block.
-    if (saw_short_block) return problems.corrupt("data after the last block at offset " + std::to_string(pos - kSizeField));
+    if (saw_short_block)
+      return problems.corrupt("data after the last block at offset " + std::to_string(pos - kSizeField));
     if (block_size == 0 || block_size > max_block)
       return problems.corrupt("block of " + std::to_string(block_size) + " bytes at offset " +
                               std::to_string(pos - kSizeField));
     if (block_size > in.size() - pos) return problems.truncated();
-    const int decoded = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data() + pos),
-                                            reinterpret_cast<char*>(block.get()), static_cast<int>(block_size),
-                                            static_cast<int>(block_capacity));
+    const int decoded =
+        LZ4_decompress_safe(reinterpret_cast<const char*>(in.data() + pos), reinterpret_cast<char*>(block.get()),
+                            static_cast<int>(block_size), static_cast<int>(block_capacity));
     if (decoded < 0 && block_capacity < kLz4LegacyBlockSize &&
         LZ4_decompress_safe_partial(reinterpret_cast<const char*>(in.data() + pos),
                                     reinterpret_cast<char*>(block.get()), static_cast<int>(block_size),
-                                    static_cast<int>(block_capacity), static_cast<int>(block_capacity)) ==
-            static_cast<int>(block_capacity))
+                                    static_cast<int>(block_capacity),
+                                    static_cast<int>(block_capacity)) == static_cast<int>(block_capacity))
       return problems.too_big();
-    if (decoded < 0) return problems.corrupt("block at offset " + std::to_string(pos - kSizeField) + " does not decode");
+    if (decoded < 0)
+      return problems.corrupt("block at offset " + std::to_string(pos - kSizeField) + " does not decode");
     pos += block_size;
     saw_short_block = static_cast<size_t>(decoded) < kLz4LegacyBlockSize;
     size_t copied = 0;
@@ -319,8 +320,8 @@ Result<std::vector<uint8_t>> decode_stream(StreamFormat format, std::span<const 
     case StreamFormat::kLzma:
     case StreamFormat::kLzo: break;
   }
-  return error_in(name, std::string("payload is compressed with ") + stream_format_name(format) +
-                            ", which kpack does not read");
+  return error_in(
+      name, std::string("payload is compressed with ") + stream_format_name(format) + ", which kpack does not read");
 }
 
 }  // namespace kpack

@@ -17,7 +17,6 @@ Result<std::vector<uint8_t>> read_file(const std::string& path);
 // Writes `data` to a temporary file in the same directory, flushes it to disk, then renames it over
 // `path`. On any failure (missing directory, full disk, ...) the temporary is removed and `path` is
 // left as it was. `mode` is the permission of the new file.
-Status write_file_atomically(const std::string& path, std::span<const uint8_t> data,
-                             unsigned mode = 0644);
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> data, unsigned mode = 0644);
 
 }  // namespace kpack

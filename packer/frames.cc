@@ -90,7 +90,8 @@ void cut(const std::vector<uint8_t>& bytes, Range region, uint64_t chunk, Conten
 
 Content content_of(const PayloadElf& elf, Range region) {
   Content content = Content::kBytes;
-  if (std::any_of(elf.code.begin(), elf.code.end(), [&](Range c) { return c.begin == region.begin && c.end == region.end; }))
+  if (std::any_of(elf.code.begin(), elf.code.end(),
+                  [&](Range c) { return c.begin == region.begin && c.end == region.end; }))
     content = Content::kCode;
   for (uint32_t i = 0; i < elf.kernel.segment_count; ++i) {
     const LoadSegment& s = elf.kernel.segments[i];

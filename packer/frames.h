@@ -17,8 +17,8 @@ namespace kpack {
 struct FramePiece {
   std::span<const uint8_t> bytes;
   Content content = Content::kBytes;
-  uint64_t file_offset = 0;   // where the bytes lie in the payload's ELF file (the table: at its end)
-  bool fast_decode = false;   // CompressOptions::fast_decode for this piece
+  uint64_t file_offset = 0;  // where the bytes lie in the payload's ELF file (the table: at its end)
+  bool fast_decode = false;  // CompressOptions::fast_decode for this piece
 };
 
 // The frames, concatenated, and the table that says where each one starts and belongs.
@@ -37,8 +37,8 @@ uint64_t default_chunk_size(Codec codec);
 using FrameProgress = std::function<void(uint64_t done, uint64_t total)>;
 
 // Writes one piece's frame; append_frame unless a test substitutes its own.
-using FrameWriter = std::function<Status(const CompressOptions&, std::span<const uint8_t>, std::vector<uint8_t>&,
-                                         const std::string&)>;
+using FrameWriter =
+    std::function<Status(const CompressOptions&, std::span<const uint8_t>, std::vector<uint8_t>&, const std::string&)>;
 
 // Appends one frame per piece to `out`, with its table entry (XXH3-64 of the piece when the codec's
 // digest is kXxh3). Running out of memory on a worker thread is an error like any other, not a

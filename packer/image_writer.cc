@@ -54,10 +54,11 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
 
 // The compact ELF cut into independent frames, then the relocation table in a frame of its own
 // (stock images carry it after the ELF too; only a KASLR boot decodes it).
-Result<Payload> build_compressed_payload(const KernelInput& input, const PackOptions& options, const std::string& name) {
+Result<Payload> build_compressed_payload(const KernelInput& input, const PackOptions& options,
+                                         const std::string& name) {
   FramedPayload framed;
-  KPACK_TRY_RESULT(append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name,
-                                     options.progress));
+  KPACK_TRY_RESULT(
+      append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name, options.progress));
   return Payload{std::move(framed.bytes), std::move(framed.frames), 0};
 }
 
@@ -122,7 +123,8 @@ ProtectedPart headers_after(uint64_t stub_size) {
 }
 
 // The payload's offset after the frame table, and the sizes the setup header gives.
-Status place_payload(const KernelInput& input, bool raw, Payload& payload, ProtectedPart& part, const std::string& name) {
+Status place_payload(const KernelInput& input, bool raw, Payload& payload, ProtectedPart& part,
+                     const std::string& name) {
   if (payload.frames.size() > kMaxFrames)
     return error_in(name, "the payload has " + std::to_string(payload.frames.size()) + " frames, more than the " +
                               std::to_string(kMaxFrames) + " a kpack image can hold");
@@ -197,15 +199,16 @@ void write_protected_part(std::vector<uint8_t>& image, uint64_t base, std::span<
 
 }  // namespace
 
-Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
-                                         const ImageBlobs& blobs, const std::string& name) {
+Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
+                                         const std::string& name) {
   KPACK_TRY_RESULT(check_blobs(blobs, name));
   StubLayout stub_layout = KPACK_TRY_RESULT(read_stub_layout(blobs.stub, name));
   // The payload first: its frame count decides where it starts.
   ProtectedPart part = headers_after(blobs.stub.size());
   const bool raw = options.compress.codec == Codec::kRaw;
-  Payload payload = KPACK_TRY_RESULT(raw ? build_raw_payload(input, options, align_up(part.frame_table, kPageSize), name)
-                                         : build_compressed_payload(input, options, name));
+  Payload payload =
+      KPACK_TRY_RESULT(raw ? build_raw_payload(input, options, align_up(part.frame_table, kPageSize), name)
+                           : build_compressed_payload(input, options, name));
   KPACK_TRY_RESULT(place_payload(input, raw, payload, part, name));
 
   uint32_t kernel_version = 0;

@@ -42,7 +42,7 @@ struct ImageBlobs {
 ImageBlobs built_in_blobs(Codec codec);
 
 // `name` is the output file, for messages.
-Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options,
-                                         const ImageBlobs& blobs, const std::string& name);
+Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
+                                         const std::string& name);
 
 }  // namespace kpack

@@ -43,8 +43,9 @@ void print_pe_view(const std::optional<PeView>& pe, std::FILE* out) {
     std::fprintf(out, "pe: none (not an EFI application)\n");
     return;
   }
-  std::fprintf(out, "pe: machine 0x%x, subsystem %u, entry 0x%x, SizeOfImage 0x%x, SizeOfHeaders 0x%x, "
-                    "image version %u, DllCharacteristics 0x%x, %s\n",
+  std::fprintf(out,
+               "pe: machine 0x%x, subsystem %u, entry 0x%x, SizeOfImage 0x%x, SizeOfHeaders 0x%x, "
+               "image version %u, DllCharacteristics 0x%x, %s\n",
                pe->machine, pe->subsystem, pe->entry, pe->size_of_image, pe->size_of_headers, pe->major_image_version,
                pe->dll_characteristics, pe->signature_size ? "signed (certificate table present)" : "unsigned");
   for (const PeSection& s : pe->sections) {
@@ -66,8 +67,10 @@ void print_payload(const BzImage& image, const KernelPayload& payload, const std
     return;
   }
   Result<RelocationLists> relocs = split_relocation_lists(payload.relocs, path);
-  if (relocs) std::fprintf(out, "relocations: %s\n", describe_relocation_lists(*relocs).c_str());
-  else std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
+  if (relocs)
+    std::fprintf(out, "relocations: %s\n", describe_relocation_lists(*relocs).c_str());
+  else
+    std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
 }
 
 // What the kpack record tells the stub: codec, floor, frames and what it randomizes.
@@ -94,8 +97,8 @@ void print_kernel(const KernelHeaders& k, std::FILE* out) {
   std::fprintf(out, "segments (%u), alignment 0x%" PRIx64 ":\n", k.segment_count, k.alignment);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
-    std::fprintf(out, "  paddr 0x%08" PRIx64 " vaddr 0x%016" PRIx64 " filesz 0x%08" PRIx64 " memsz 0x%08" PRIx64
-                      " %c%c%c\n",
+    std::fprintf(out,
+                 "  paddr 0x%08" PRIx64 " vaddr 0x%016" PRIx64 " filesz 0x%08" PRIx64 " memsz 0x%08" PRIx64 " %c%c%c\n",
                  s.paddr, s.vaddr, s.filesz, s.memsz, s.flags & elf::kPfR ? 'R' : '-', s.flags & elf::kPfW ? 'W' : '-',
                  s.flags & elf::kPfX ? 'X' : '-');
   }

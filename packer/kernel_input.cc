@@ -49,8 +49,9 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
       KPACK_TRY_RESULT(relocs_from_elf(input.elf, expected.value_or(RelocationFormat::kWithoutInverse32), path));
   if (!table) return Ok{};
   if (!expected)
-    return error_in(path, "has .rela sections but no 'Linux version' banner to tell which relocation table "
-                          "format it expects (give one with --relocs FILE)");
+    return error_in(path,
+                    "has .rela sections but no 'Linux version' banner to tell which relocation table "
+                    "format it expects (give one with --relocs FILE)");
   input.relocs = encode_relocation_lists(*table);
   input.relocs_origin = RelocsOrigin::kComputed;
   return Ok{};

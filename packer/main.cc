@@ -53,8 +53,8 @@ class ProgressLine {
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (seconds < 1) continue;
       uint64_t total = total_;
-      std::fprintf(stderr, "\rkpack: compressing (%s) %.1f of %.1f MB, %.0f s ", codec_, bytes_ / 1e6,
-                   total / 1e6, seconds);
+      std::fprintf(stderr, "\rkpack: compressing (%s) %.1f of %.1f MB, %.0f s ", codec_, bytes_ / 1e6, total / 1e6,
+                   seconds);
       shown = true;
     }
     if (shown) std::fputs("\r\033[K", stderr);  // leave the terminal as it was

@@ -13,8 +13,8 @@ namespace {
 
 constexpr uint32_t kNtHeadersOffset = 0x40;
 
-pe::SectionHeader section(const char* name, uint64_t rva, uint64_t virtual_size, uint64_t raw_offset,
-                          uint64_t raw_size, uint32_t characteristics) {
+pe::SectionHeader section(const char* name, uint64_t rva, uint64_t virtual_size, uint64_t raw_offset, uint64_t raw_size,
+                          uint32_t characteristics) {
   pe::SectionHeader s{};
   std::memcpy(s.name, name, std::min(std::strlen(name), sizeof(s.name)));
   s.virtual_size = static_cast<uint32_t>(virtual_size);
@@ -51,7 +51,8 @@ std::vector<pe::SectionHeader> section_table(const PeInput& in, uint64_t& end_rv
   // The writable section runs from the stub's data to the page after the record and kernel_info
   // (the stub's bss shares a page with them and, for compressed images, with the payload's first
   // bytes); the payload's remaining pages are read-only.
-  const uint64_t payload_page = std::min(align_up(in.payload_offset, kPeSectionAlignment), align_up(in.image_size, kPeFileAlignment));
+  const uint64_t payload_page =
+      std::min(align_up(in.payload_offset, kPeSectionAlignment), align_up(in.image_size, kPeFileAlignment));
   std::vector<SectionHeader> sections;
   if (pm > kPeHeadersSize)  // the 16-bit setup: never run under EFI, but covered by the signature
     sections.push_back(section(".setup", kPeHeadersSize, pm - kPeHeadersSize, kPeHeadersSize, pm - kPeHeadersSize,
@@ -119,7 +120,8 @@ Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const st
   std::vector<SectionHeader> sections = section_table(in, end_rva);
   if (end_rva > 0xFFFFFFFFull) return error_in(name, "image too large for a PE file's 32-bit sizes");
   const uint64_t table_end = kNtHeadersOffset + sizeof(NtHeaders) + sections.size() * sizeof(SectionHeader);
-  if (table_end > boot::kSetupHeaderOffset) return error_in(name, "internal error: PE section table overlaps the setup header");
+  if (table_end > boot::kSetupHeaderOffset)
+    return error_in(name, "internal error: PE section table overlaps the setup header");
   // The DOS stub's fields a PE loader and Linux's tools read, then the headers and the section table.
   put(image, 0, kDosMagic);
   put(image, kLinuxPeMagicOffset, ul32{kLinuxPeMagic});

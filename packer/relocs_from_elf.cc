@@ -248,11 +248,9 @@ class ListSorter {
   Status add(const Relocation& r, bool into_head_text) {
     switch (r.type) {
       case elf::kRX86_64None:
-      case elf::kRX86_64RexGotpcrelx:
-        return Ok{};
+      case elf::kRX86_64RexGotpcrelx: return Ok{};
       case elf::kRX86_64Pc32:
-      case elf::kRX86_64Plt32:
-        return add_pc_relative(r);
+      case elf::kRX86_64Plt32: return add_pc_relative(r);
       case elf::kRX86_64Pc64:
         // Nowhere to list a 64-bit PC-relative reference to a per-CPU symbol.
         if (!KPACK_TRY_RESULT(against_percpu_symbol(r))) return Ok{};
@@ -260,8 +258,7 @@ class ListSorter {
                               name_for_message(r));
       case elf::kRX86_64_64:
       case elf::kRX86_64_32:
-      case elf::kRX86_64_32S:
-        return add_absolute(r, into_head_text);
+      case elf::kRX86_64_32S: return add_absolute(r, into_head_text);
       default:
         return sections_.fail("has relocation type " + std::to_string(r.type) + " at " + hex(r.offset) +
                               ", which the kernel's relocs tool does not handle");

@@ -48,7 +48,7 @@ namespace kpack {
 // the file, for messages; a malformed file or a relocation the kernel's tool would reject is an
 // error.
 Result<std::optional<RelocationLists>> relocs_from_elf(std::span<const uint8_t> elf, RelocationFormat format,
-                                                  const std::string& name);
+                                                       const std::string& name);
 
 // The format the kernel in `elf` expects, from the release in its version banner ("Linux version
 // 6.1.0-28-amd64 ..."): with the inverse-32 list before 6.15, without it from 6.15. Nothing when

@@ -57,13 +57,14 @@ std::optional<RelocationFormat> relocs_format_for_release(std::string_view relea
 
 const char* relocs_format_name(RelocationFormat format) {
   return format == RelocationFormat::kWithInverse32 ? "with inverse-32 list (up to 6.14)"
-                                                : "without inverse-32 list (6.15+)";
+                                                    : "without inverse-32 list (6.15+)";
 }
 
 std::string describe_relocation_lists(const RelocationLists& table) {
-  std::string text = std::string(relocs_format_name(table.format)) + ": 64-bit " +
-                     std::to_string(table.relocs64.size());
-  if (table.format == RelocationFormat::kWithInverse32) text += ", inverse-32 " + std::to_string(table.inverse32.size());
+  std::string text =
+      std::string(relocs_format_name(table.format)) + ": 64-bit " + std::to_string(table.relocs64.size());
+  if (table.format == RelocationFormat::kWithInverse32)
+    text += ", inverse-32 " + std::to_string(table.inverse32.size());
   text += ", 32-bit " + std::to_string(table.relocs32.size());
   return text;
 }

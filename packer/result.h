@@ -35,9 +35,7 @@ class [[nodiscard]] Result {
 struct Ok {};
 using Status = Result<Ok>;
 
-inline Error error_in(const std::string& file, const std::string& problem) {
-  return Error{file + ": " + problem};
-}
+inline Error error_in(const std::string& file, const std::string& problem) { return Error{file + ": " + problem}; }
 
 // How messages print addresses and offsets: "0x1f" for 31.
 inline std::string hex(uint64_t value) {
@@ -49,11 +47,11 @@ inline std::string hex(uint64_t value) {
 // The value of a Result, or else a return of its error from the enclosing function: the packer's
 // KPACK_TRY (the engine's, over StubStatus, is stub/engine/status.h), as an expression so that the
 // value is bound where it is computed. A GNU statement expression, which GCC and Clang both take.
-#define KPACK_TRY_RESULT(expr)                \
-  ({                                          \
-    auto result_ = (expr);                    \
-    if (!result_) return result_.error();     \
-    std::move(result_.value());               \
+#define KPACK_TRY_RESULT(expr)            \
+  ({                                      \
+    auto result_ = (expr);                \
+    if (!result_) return result_.error(); \
+    std::move(result_.value());           \
   })
 
 }  // namespace kpack

@@ -5,6 +5,7 @@ set -euo pipefail
 
 pkgs=(
     build-essential cmake                              # host tools and the stub (gcc, ld, make)
+    clang-format                                       # scripts/check-format.sh: the one C++ style, checked in CI
     zlib1g-dev liblz4-dev liblzma-dev libzstd-dev      # codecs (the stub links the static archives)
     libxxhash-dev                                      # the frames' XXH3 digest (static archive too)
     doctest-dev                                        # unit tests

@@ -9,6 +9,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
 scripts/install-deps.sh
+scripts/check-format.sh                       # every C++ file as .clang-format writes it
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j2
 # Serial: the boot tests each run a TCG QEMU, and this project targets 2-core machines.

@@ -52,26 +52,28 @@ KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment
 
 // `start`: the TSC when the stub began; under QEMU's -icount, the instructions since reset that
 // the firmware, the loader and the 16-bit setup ran before it.
-void print_summary(const StubRecord& record, uint64_t base, const UnpackResult& result, uint64_t start, uint64_t cycles) {
-  serial::print("kpack: %s image at %lx, kernel at %lx%s, physical slots %lu%s, virtual base %lx (offset %lx of %lu slots, "
-                "%lu relocations), entry %lx, total cycles=%lu, started at tsc=%lu\n",
-                codec_name(static_cast<Codec>(uint32_t{record.codec})), base, result.base,
-                result.in_place ? " (in place)" : "", uint64_t{result.physical_slots},
-                result.physical_fallback ? " (none fit: lowest fit)" : "",
-                kStartKernelMap + result.kernel.physical.begin + result.virtual_offset, result.virtual_offset,
-                uint64_t{result.virtual_slots}, uint64_t{result.relocations}, result.entry, cycles, start);
+void print_summary(const StubRecord& record, uint64_t base, const UnpackResult& result, uint64_t start,
+                   uint64_t cycles) {
+  serial::print(
+      "kpack: %s image at %lx, kernel at %lx%s, physical slots %lu%s, virtual base %lx (offset %lx of %lu slots, "
+      "%lu relocations), entry %lx, total cycles=%lu, started at tsc=%lu\n",
+      codec_name(static_cast<Codec>(uint32_t{record.codec})), base, result.base, result.in_place ? " (in place)" : "",
+      uint64_t{result.physical_slots}, result.physical_fallback ? " (none fit: lowest fit)" : "",
+      kStartKernelMap + result.kernel.physical.begin + result.virtual_offset, result.virtual_offset,
+      uint64_t{result.virtual_slots}, uint64_t{result.relocations}, result.entry, cycles, start);
 }
 
 }  // namespace
 
 void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record) {
   const char* xxh3 = uint32_t{record.digest} != static_cast<uint32_t>(FrameDigest::kXxh3) ? ""
-                     : avx2_enabled()                                                  ? "; XXH3 with AVX2"
-                                                                                       : "; XXH3 with SSE2";
-  serial::print("kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
-                "helpers, %lu redone%s\n",
-                counts.found, counts.started, counts.ran, counts.returned, counts.late, counts.start_cycles,
-                uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone}, xxh3);
+                     : avx2_enabled()                                                     ? "; XXH3 with AVX2"
+                                                                                          : "; XXH3 with SSE2";
+  serial::print(
+      "kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
+      "helpers, %lu redone%s\n",
+      counts.found, counts.started, counts.ran, counts.returned, counts.late, counts.start_cycles,
+      uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone}, xxh3);
   if (!counts.problem.ok()) print_status("kpack: cpus: one CPU: ", counts.problem);
 }
 
@@ -95,8 +97,8 @@ StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const 
   // Unpack the kernel straight to where it will run.
   uint64_t base = reinterpret_cast<uint64_t>(image_base);
   uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - image_base;
-  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result, options.workers,
-                              options.max_workers);
+  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result,
+                                         options.workers, options.max_workers);
   if (!status.ok()) return status;
   if (debug) print_summary(record, base, *result, options.start_tsc, trace.total());
   return StubStatus::success();

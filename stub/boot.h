@@ -17,8 +17,8 @@
 namespace kpack {
 
 struct BootOptions {
-  uint64_t start_tsc = 0;                // when the entry began, for kpack.debug
-  bool bios_machine = true;              // look for the RSDP where a BIOS leaves it
+  uint64_t start_tsc = 0;                  // when the entry began, for kpack.debug
+  bool bios_machine = true;                // look for the RSDP where a BIOS leaves it
   const uint8_t* extra_entropy = nullptr;  // e.g. EFI_RNG_PROTOCOL's bytes, mixed into KASLR's
   size_t extra_entropy_size = 0;
   const BootEnvironment* env = nullptr;  // read by the caller already; else unpack_for_boot reads it

@@ -21,10 +21,10 @@
 extern "C" {
 // entry64.S: the 64-bit boot protocol's state, then the kernel.
 [[noreturn]] void enter_kernel(uint64_t entry, kpack::boot::BootParams* params) KPACK_ASM_SYMBOL;
-KPACK_EFIAPI kpack::efi::Status efi_pe_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system)
-    KPACK_ASM_SYMBOL;
-void efi_handover_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system, kpack::boot::BootParams* params)
-    KPACK_ASM_SYMBOL;
+KPACK_EFIAPI kpack::efi::Status efi_pe_entry(kpack::efi::Handle image,
+                                             kpack::efi::SystemTable* system) KPACK_ASM_SYMBOL;
+void efi_handover_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system,
+                        kpack::boot::BootParams* params) KPACK_ASM_SYMBOL;
 }
 
 namespace kpack::efi {
@@ -109,8 +109,8 @@ Status exit_boot_services(const Firmware& fw, MemoryMap* map) {
 }
 
 // After ExitBootServices: the kernel's view of the firmware (efi_info, e820).
-void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootParams* params,
-                          boot::SetupData* extended, uint32_t extended_capacity) {
+void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootParams* params, boot::SetupData* extended,
+                          uint32_t extended_capacity) {
   boot::EfiInfo& info = params->efi_info;
   uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.buffer);
   info.efi_loader_signature = boot::kEfiLoaderSignature64;

@@ -65,8 +65,8 @@ FirmwareProcessors::FirmwareProcessors(const Firmware& fw, PhysicalMemory& memor
   Status status = fw.boot->locate_protocol(&kMpServicesProtocol, nullptr, &interface);
   uint64_t total = 0, enabled = 0;
   if (!failed(status) && interface)
-    status = static_cast<MpServices*>(interface)->get_number_of_processors(static_cast<MpServices*>(interface),
-                                                                           &total, &enabled);
+    status = static_cast<MpServices*>(interface)->get_number_of_processors(static_cast<MpServices*>(interface), &total,
+                                                                           &enabled);
   if (failed(status) || !interface) {
     problem_ = fail("SMP: no EFI MP services", status);
     max_cpus_ = 1;
@@ -92,8 +92,8 @@ uint32_t FirmwareProcessors::start(void (*work)(void*, uint32_t), void* arg, uin
   uint64_t begin = rdtsc();
   // With an event the call returns at once and the APs run alongside the boot CPU.
   if (!failed(status))
-    status = mp_->startup_all_aps(mp_, &FirmwareProcessors::run_on_ap, false, done_event_, kApTimeoutMicroseconds,
-                                  this, nullptr);
+    status = mp_->startup_all_aps(mp_, &FirmwareProcessors::run_on_ap, false, done_event_, kApTimeoutMicroseconds, this,
+                                  nullptr);
   start_cycles_ = rdtsc() - begin;
   // The engine runs with interrupts off (efi_entry.cc); the firmware turned them back on.
   asm volatile("cli" ::: "memory");

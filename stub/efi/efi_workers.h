@@ -15,7 +15,8 @@
 namespace kpack::efi {
 
 // EDK2 MdePkg/Include/Protocol/MpService.h; members in the specification's order.
-inline constexpr Guid kMpServicesProtocol = {0x3FDDA605, 0xA76E, 0x4F46, {0xAD, 0x29, 0x12, 0xF4, 0x53, 0x1B, 0x3D, 0x08}};
+inline constexpr Guid kMpServicesProtocol = {
+    0x3FDDA605, 0xA76E, 0x4F46, {0xAD, 0x29, 0x12, 0xF4, 0x53, 0x1B, 0x3D, 0x08}};
 struct MpServices {
   using Procedure = void(KPACK_EFIAPI*)(void* argument);
   Status(KPACK_EFIAPI* get_number_of_processors)(MpServices* self, uint64_t* total, uint64_t* enabled);

@@ -77,8 +77,8 @@ Status reread_memory_map(const Firmware& fw, MemoryMap* map) {
 uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
                             boot::E820Entry* extended, uint32_t extended_capacity) {
   EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
-  return efi_memory_map_to_e820(view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params,
-                                extended, extended_capacity);
+  return efi_memory_map_to_e820(view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params, extended,
+                                extended_capacity);
 }
 
 }  // namespace kpack::efi

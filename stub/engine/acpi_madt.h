@@ -18,9 +18,9 @@ enum class CpuTable : uint8_t { kNone, kMadt, kMpTable };
 
 struct CpuList {
   CpuTable source = CpuTable::kNone;
-  uint32_t count = 0;                 // processors listed in apic_id, in table order, no duplicates
-  uint32_t dropped = 0;               // processors past kMaxCpus, not listed
-  uint64_t local_apic_address = 0;    // MADT (or its type 5 override) or MP table
+  uint32_t count = 0;               // processors listed in apic_id, in table order, no duplicates
+  uint32_t dropped = 0;             // processors past kMaxCpus, not listed
+  uint64_t local_apic_address = 0;  // MADT (or its type 5 override) or MP table
   uint32_t apic_id[kMaxCpus] = {};
 };
 

@@ -47,7 +47,8 @@ StubStatus add_efi_free_memory(const boot::EfiInfo& info, PhysicalMemory& memory
   for (uint64_t i = 0, count = descriptor_count(map); i < count; ++i) {
     const efi::MemoryDescriptor& d = descriptor_at(map, i);
     if (d.number_of_pages > (~0ull - d.physical_start) / efi::kPageSize) return fail("EFI memory range wraps", i);
-    if (is_free_for_kernel(d, mirrored_only)) KPACK_TRY(add_ram(d.physical_start, d.number_of_pages * efi::kPageSize, free));
+    if (is_free_for_kernel(d, mirrored_only))
+      KPACK_TRY(add_ram(d.physical_start, d.number_of_pages * efi::kPageSize, free));
   }
   return StubStatus::success();
 }
@@ -72,8 +73,8 @@ StubStatus find_command_line(const boot::BootParams& params, PhysicalMemory& mem
 
 }  // namespace
 
-StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
-                                 PhysicalMemory& memory, BootEnvironment* out, RamSource source, uint64_t image_base) {
+StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr, PhysicalMemory& memory,
+                                 BootEnvironment* out, RamSource source, uint64_t image_base) {
   BootEnvironment env;
   if (source == RamSource::kEfiMapWhenPresent && has_efi_memory_map(params.efi_info))
     KPACK_TRY(add_efi_free_memory(params.efi_info, memory, env.free));
@@ -81,7 +82,8 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
   env.free_from_efi_map = env.free.count() != 0;
   if (!env.free_from_efi_map) KPACK_TRY(add_usable_ram(params, env.free));
   // Where the stock kernel decompresses itself: the loader allocated it for the kernel.
-  else KPACK_TRY(add_ram(image_base, params.hdr.init_size, env.free));
+  else
+    KPACK_TRY(add_ram(image_base, params.hdr.init_size, env.free));
   KPACK_TRY(env.free.remove(range_of(boot_params_addr, sizeof(boot::BootParams))));
 
   if (params.command_line_address()) {

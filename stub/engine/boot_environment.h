@@ -22,18 +22,17 @@ enum class RamSource : uint8_t {
 };
 
 struct BootEnvironment {
-  FreeMemory free;          // usable RAM from 1 MiB up to 64 TiB (MAXMEM), minus the live ranges
+  FreeMemory free;                 // usable RAM from 1 MiB up to 64 TiB (MAXMEM), minus the live ranges
   bool free_from_efi_map = false;  // free came from efi_info's memory map, not e820
-  Range command_line;       // empty when there is none
-  Range initrd;             // empty when there is none
-  Range rng_seed;           // the SETUP_RNG_SEED node's bytes; empty when there is none
+  Range command_line;              // empty when there is none
+  Range initrd;                    // empty when there is none
+  Range rng_seed;                  // the SETUP_RNG_SEED node's bytes; empty when there is none
   uint32_t setup_data_nodes = 0;
 };
 
 // `boot_params_addr` is the physical address of `params`. With the EFI map, `image_base` is where the
 // loader put the image: the init_size bytes it reserved there (loader data in that map) are the kernel's.
-StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr,
-                                 PhysicalMemory& memory, BootEnvironment* out, RamSource source = RamSource::kE820,
-                                 uint64_t image_base = 0);
+StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr, PhysicalMemory& memory,
+                                 BootEnvironment* out, RamSource source = RamSource::kE820, uint64_t image_base = 0);
 
 }  // namespace kpack

@@ -33,8 +33,10 @@ class E820Writer {
     entry.addr = pending_addr_;
     entry.size = pending_end_ - pending_addr_;
     entry.type = pending_type_;
-    if (count_ < boot::kE820MaxEntries) params_->e820_table[count_++] = entry;
-    else if (extra_ < extended_capacity_) extended_[extra_++] = entry;
+    if (count_ < boot::kE820MaxEntries)
+      params_->e820_table[count_++] = entry;
+    else if (extra_ < extended_capacity_)
+      extended_[extra_++] = entry;
     pending_ = false;
   }
 

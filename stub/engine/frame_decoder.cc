@@ -84,14 +84,18 @@ StubStatus FrameDecoder::init(Codec codec, Arena& arena, bool require_frame_chec
   return StubStatus::success();
 }
 
-StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
-                                bool exact, uint64_t* consumed, uint64_t* produced) {
+StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, bool exact,
+                                uint64_t* consumed, uint64_t* produced) {
   *consumed = *produced = 0;
   StubStatus status = fail("unknown payload codec", static_cast<uint32_t>(codec_));
-  if (has_decoder(Codec::kGzip) && codec_ == Codec::kGzip) status = decode_gzip(src, available, dst, capacity, consumed, produced);
-  if (has_decoder(Codec::kLz4) && codec_ == Codec::kLz4) status = decode_lz4(src, available, dst, capacity, consumed, produced);
-  if (has_decoder(Codec::kZstd) && codec_ == Codec::kZstd) status = decode_zstd(src, available, dst, capacity, consumed, produced);
-  if (has_decoder(Codec::kXz) && codec_ == Codec::kXz) status = decode_xz(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kGzip) && codec_ == Codec::kGzip)
+    status = decode_gzip(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kLz4) && codec_ == Codec::kLz4)
+    status = decode_lz4(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kZstd) && codec_ == Codec::kZstd)
+    status = decode_zstd(src, available, dst, capacity, consumed, produced);
+  if (has_decoder(Codec::kXz) && codec_ == Codec::kXz)
+    status = decode_xz(src, available, dst, capacity, consumed, produced);
   if (status.ok() && exact && *produced != capacity)
     return fail("payload frame has the wrong size", *produced, capacity);
   return status;
@@ -147,7 +151,8 @@ StubStatus read_lz4_descriptor(const uint8_t* src, uint64_t available, uint64_t 
   uint64_t at = 6;
   if (flags & kLz4ContentSize) {
     if (available < at + 9) return fail("LZ4 frame truncated");
-    if (load_le<uint64_t>(src + at) > capacity) return fail("LZ4 frame larger than its region", load_le<uint64_t>(src + at), capacity);
+    if (load_le<uint64_t>(src + at) > capacity)
+      return fail("LZ4 frame larger than its region", load_le<uint64_t>(src + at), capacity);
     at += 8;
   }
   if (((LZ4_XXH32(src + 4, at - 4, 0) >> 8) & 0xFF) != src[at]) return fail("LZ4 frame descriptor checksum mismatch");
@@ -178,17 +183,17 @@ StubStatus decode_lz4_blocks(const uint8_t* src, uint64_t available, uint8_t* ds
       // before dst + written: the prefix form of the dictionary API.
       Lz4History history =
           (frame.flags & kLz4BlockIndependent) ? Lz4History{dst + written, 0} : lz4_history(dst, written);
-      int n = LZ4_decompress_safe_usingDict(reinterpret_cast<const char*>(src + at),
-                                            reinterpret_cast<char*>(dst + written), static_cast<int>(size),
-                                            static_cast<int>(room), reinterpret_cast<const char*>(history.begin),
-                                            static_cast<int>(history.size));
+      int n = LZ4_decompress_safe_usingDict(
+          reinterpret_cast<const char*>(src + at), reinterpret_cast<char*>(dst + written), static_cast<int>(size),
+          static_cast<int>(room), reinterpret_cast<const char*>(history.begin), static_cast<int>(history.size));
       if (n < 0) return fail("corrupt LZ4 block", at);
       written += static_cast<uint64_t>(n);
     }
     at += size;
     if (frame.flags & kLz4BlockChecksum) {
       if (available - at < 4) return fail("LZ4 frame truncated");
-      if (LZ4_XXH32(src + at - size, size, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 block checksum mismatch");
+      if (LZ4_XXH32(src + at - size, size, 0) != load_le<uint32_t>(src + at))
+        return fail("LZ4 block checksum mismatch");
       at += 4;
     }
   }
@@ -234,7 +239,8 @@ StubStatus FrameDecoder::decode_zstd(const uint8_t* src, uint64_t available, uin
   result = ZSTD_decompressDCtx(zstd_, dst, capacity, src, frame);
   if (ZSTD_isError(result)) {
     if (ZSTD_getErrorCode(result) == ZSTD_error_checksum_wrong) return fail("zstd content checksum mismatch");
-    if (ZSTD_getErrorCode(result) == ZSTD_error_dstSize_tooSmall) return fail("zstd frame larger than its region", capacity);
+    if (ZSTD_getErrorCode(result) == ZSTD_error_dstSize_tooSmall)
+      return fail("zstd frame larger than its region", capacity);
     return fail("corrupt zstd frame", ZSTD_getErrorCode(result));
   }
   *consumed = frame;

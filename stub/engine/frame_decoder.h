@@ -45,14 +45,14 @@ class FrameDecoder {
   bool xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const;
 
  private:
-  StubStatus decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
-                         uint64_t* consumed, uint64_t* produced);
-  StubStatus decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
-                        uint64_t* consumed, uint64_t* produced);
-  StubStatus decode_zstd(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
-                         uint64_t* consumed, uint64_t* produced);
-  StubStatus decode_xz(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity,
-                       uint64_t* consumed, uint64_t* produced);
+  StubStatus decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, uint64_t* consumed,
+                         uint64_t* produced);
+  StubStatus decode_lz4(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, uint64_t* consumed,
+                        uint64_t* produced);
+  StubStatus decode_zstd(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, uint64_t* consumed,
+                         uint64_t* produced);
+  StubStatus decode_xz(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, uint64_t* consumed,
+                       uint64_t* produced);
 
   Codec codec_ = Codec::kRaw;
   bool require_frame_check_ = true;

@@ -28,22 +28,35 @@ uint64_t parse_size(const char*& p, const char* end) {
   }
   for (; p < end; ++p) {
     uint64_t digit;
-    if (*p >= '0' && *p <= '9') digit = static_cast<uint64_t>(*p - '0');
-    else if (base == 16 && *p >= 'a' && *p <= 'f') digit = static_cast<uint64_t>(*p - 'a' + 10);
-    else if (base == 16 && *p >= 'A' && *p <= 'F') digit = static_cast<uint64_t>(*p - 'A' + 10);
-    else break;
+    if (*p >= '0' && *p <= '9')
+      digit = static_cast<uint64_t>(*p - '0');
+    else if (base == 16 && *p >= 'a' && *p <= 'f')
+      digit = static_cast<uint64_t>(*p - 'a' + 10);
+    else if (base == 16 && *p >= 'A' && *p <= 'F')
+      digit = static_cast<uint64_t>(*p - 'A' + 10);
+    else
+      break;
     if (digit >= base) break;
     value = value * base + digit;
   }
   if (p < end) {
     uint32_t shift = 0;
     switch (*p) {
-      case 'E': case 'e': shift += 10; [[fallthrough]];
-      case 'P': case 'p': shift += 10; [[fallthrough]];
-      case 'T': case 't': shift += 10; [[fallthrough]];
-      case 'G': case 'g': shift += 10; [[fallthrough]];
-      case 'M': case 'm': shift += 10; [[fallthrough]];
-      case 'K': case 'k': shift += 10; ++p; break;
+      case 'E':
+      case 'e': shift += 10; [[fallthrough]];
+      case 'P':
+      case 'p': shift += 10; [[fallthrough]];
+      case 'T':
+      case 't': shift += 10; [[fallthrough]];
+      case 'G':
+      case 'g': shift += 10; [[fallthrough]];
+      case 'M':
+      case 'm': shift += 10; [[fallthrough]];
+      case 'K':
+      case 'k':
+        shift += 10;
+        ++p;
+        break;
       default: break;
     }
     value <<= shift;
@@ -66,8 +79,10 @@ void parse_memmap(const char* p, const char* end, KaslrOptions& o) {
     } else if (*p == '#' || *p == '$' || *p == '!') {
       ++p;
       uint64_t start = parse_size(p, item_end);
-      if (o.avoid_count == kMaxMemmapRegions) o.too_many_memmaps = true;
-      else o.avoid[o.avoid_count++] = range_of(start, size);
+      if (o.avoid_count == kMaxMemmapRegions)
+        o.too_many_memmaps = true;
+      else
+        o.avoid[o.avoid_count++] = range_of(start, size);
     }
     // nn@ss (usable RAM) and nn%ss (a type change) keep nothing away from the kernel.
     p = item_end + 1;

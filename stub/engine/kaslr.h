@@ -17,12 +17,12 @@ inline constexpr uint32_t kMaxMemmapRegions = 4;
 
 // What the kernel command line says about placement.
 struct KaslrOptions {
-  bool disabled = false;                       // nokaslr
-  uint64_t memory_limit = kMaxPhysicalAddress; // mem=nn, memmap=nn
-  Range avoid[kMaxMemmapRegions];              // memmap=nn#ss, nn$ss, nn!ss
+  bool disabled = false;                        // nokaslr
+  uint64_t memory_limit = kMaxPhysicalAddress;  // mem=nn, memmap=nn
+  Range avoid[kMaxMemmapRegions];               // memmap=nn#ss, nn$ss, nn!ss
   uint32_t avoid_count = 0;
-  bool too_many_memmaps = false;               // more than four: no physical randomization
-  uint64_t gigantic_pages = 0;                 // hugepagesz=1G hugepages=N keeps N 1 GiB pages free
+  bool too_many_memmaps = false;  // more than four: no physical randomization
+  uint64_t gigantic_pages = 0;    // hugepagesz=1G hugepages=N keeps N 1 GiB pages free
 };
 
 KaslrOptions parse_kaslr_options(const char* command_line, uint64_t length);

@@ -97,7 +97,8 @@ StubStatus check_entry_and_alignment(KernelHeaders& kernel) {
   if (!entry_ok) return fail("entry point outside every executable segment", kernel.entry);
   if (alignment < kMinKernelAlignment) alignment = kMinKernelAlignment;
   if (!is_power_of_two(alignment) || alignment > (1ull << 30)) return fail("bad segment alignment", alignment);
-  if (kernel.physical.begin % alignment) return fail("lowest segment is not aligned to its p_align", kernel.physical.begin);
+  if (kernel.physical.begin % alignment)
+    return fail("lowest segment is not aligned to its p_align", kernel.physical.begin);
   kernel.alignment = alignment;
   return StubStatus::success();
 }

@@ -29,11 +29,11 @@ struct LoadSegment {
 struct KernelHeaders {
   LoadSegment segments[kMaxLoadSegments];  // sorted by file offset
   uint32_t segment_count = 0;
-  uint64_t entry = 0;             // physical, from e_entry
-  uint64_t alignment = 0;         // of the lowest segment, at least 2 MiB
-  Range physical;                 // lowest paddr .. highest paddr + memsz
-  uint64_t headers_end = 0;       // end of ehdr + phdrs in the file
-  uint64_t file_end = 0;          // end of the last segment's bytes in the file
+  uint64_t entry = 0;        // physical, from e_entry
+  uint64_t alignment = 0;    // of the lowest segment, at least 2 MiB
+  Range physical;            // lowest paddr .. highest paddr + memsz
+  uint64_t headers_end = 0;  // end of ehdr + phdrs in the file
+  uint64_t file_end = 0;     // end of the last segment's bytes in the file
 
   uint64_t span() const { return physical.size(); }
 };

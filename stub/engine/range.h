@@ -21,9 +21,7 @@ constexpr Range range_of(uint64_t begin, uint64_t size) {
   return Range{begin, begin + size};
 }
 
-constexpr uint64_t align_up(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) & ~(alignment - 1);
-}
+constexpr uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) & ~(alignment - 1); }
 constexpr uint64_t align_down(uint64_t value, uint64_t alignment) { return value & ~(alignment - 1); }
 constexpr bool is_power_of_two(uint64_t value) { return value && !(value & (value - 1)); }
 

@@ -5,8 +5,6 @@
 namespace kpack {
 namespace {
 
-
-
 // The link-time physical address an entry names: sign-extended to the kernel's virtual address,
 // then taken back to physical through __START_KERNEL_map (per-CPU places included: relocs
 // writes them at their load address).
@@ -87,12 +85,15 @@ struct ListPatcher {
     uint64_t add = undo ? 0 - delta : delta;
     // One loop per kind and direction, so the loop body has no decisions left but the range check.
     switch (patch) {
-      case Patch::kAdd64: return step > 0 ? loop<Patch::kAdd64, 1>(first, limit, add, status)
-                                          : loop<Patch::kAdd64, -1>(first, limit, add, status);
-      case Patch::kAdd32: return step > 0 ? loop<Patch::kAdd32, 1>(first, limit, add, status)
-                                          : loop<Patch::kAdd32, -1>(first, limit, add, status);
-      case Patch::kSubtract32: return step > 0 ? loop<Patch::kSubtract32, 1>(first, limit, add, status)
-                                               : loop<Patch::kSubtract32, -1>(first, limit, add, status);
+      case Patch::kAdd64:
+        return step > 0 ? loop<Patch::kAdd64, 1>(first, limit, add, status)
+                        : loop<Patch::kAdd64, -1>(first, limit, add, status);
+      case Patch::kAdd32:
+        return step > 0 ? loop<Patch::kAdd32, 1>(first, limit, add, status)
+                        : loop<Patch::kAdd32, -1>(first, limit, add, status);
+      case Patch::kSubtract32:
+        return step > 0 ? loop<Patch::kSubtract32, 1>(first, limit, add, status)
+                        : loop<Patch::kSubtract32, -1>(first, limit, add, status);
     }
     return first;
   }
@@ -109,7 +110,7 @@ struct ListPatcher {
         if (entry == 0) break;
         uint32_t r = 0;
         while (r < backed.count && !(target >= backed.ranges[r].begin && backed.ranges[r].size() >= kWidth &&
-                                      target - backed.ranges[r].begin <= backed.ranges[r].size() - kWidth))
+                                     target - backed.ranges[r].begin <= backed.ranges[r].size() - kWidth))
           ++r;
         if (r == backed.count) {
           *status = fail("relocation target outside the kernel", target + kStartKernelMap, kWidth);
@@ -119,9 +120,12 @@ struct ListPatcher {
         hi = backed.ranges[r].end - kWidth;
       }
       uint8_t* p = kernel_at + target;
-      if constexpr (kPatch == Patch::kAdd64) store_le<uint64_t>(p, load_le<uint64_t>(p) + add);
-      else if constexpr (kPatch == Patch::kAdd32) store_le<uint32_t>(p, load_le<uint32_t>(p) + static_cast<uint32_t>(add));
-      else store_le<uint32_t>(p, load_le<uint32_t>(p) - static_cast<uint32_t>(add));
+      if constexpr (kPatch == Patch::kAdd64)
+        store_le<uint64_t>(p, load_le<uint64_t>(p) + add);
+      else if constexpr (kPatch == Patch::kAdd32)
+        store_le<uint32_t>(p, load_le<uint32_t>(p) + static_cast<uint32_t>(add));
+      else
+        store_le<uint32_t>(p, load_le<uint32_t>(p) - static_cast<uint32_t>(add));
     }
     return i;
   }

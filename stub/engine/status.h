@@ -15,14 +15,12 @@ struct [[nodiscard]] StubStatus {
   static constexpr StubStatus success() { return {}; }
 };
 
-constexpr StubStatus fail(const char* message, uint64_t a = 0, uint64_t b = 0) {
-  return StubStatus{message, a, b};
-}
+constexpr StubStatus fail(const char* message, uint64_t a = 0, uint64_t b = 0) { return StubStatus{message, a, b}; }
 
-#define KPACK_TRY(expr)                    \
-  do {                                     \
-    ::kpack::StubStatus status_ = (expr);  \
-    if (!status_.ok()) return status_;     \
+#define KPACK_TRY(expr)                   \
+  do {                                    \
+    ::kpack::StubStatus status_ = (expr); \
+    if (!status_.ok()) return status_;    \
   } while (0)
 
 }  // namespace kpack

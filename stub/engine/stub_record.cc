@@ -5,9 +5,9 @@
 namespace kpack {
 namespace {
 
-constexpr uint64_t kMaxImageSize = 0xFFFFFFFFull;       // the setup header's sizes are 32-bit
-constexpr uint64_t kMaxKernelAlignment = 1ull << 30;    // the stub maps and places in 2 MiB..1 GiB steps
-constexpr uint64_t kMaxRelocationTable = 16ull << 20;   // Debian's kernels carry ~0.2-0.5 MiB
+constexpr uint64_t kMaxImageSize = 0xFFFFFFFFull;      // the setup header's sizes are 32-bit
+constexpr uint64_t kMaxKernelAlignment = 1ull << 30;   // the stub maps and places in 2 MiB..1 GiB steps
+constexpr uint64_t kMaxRelocationTable = 16ull << 20;  // Debian's kernels carry ~0.2-0.5 MiB
 
 }  // namespace
 
@@ -36,7 +36,8 @@ StubStatus check_stub_record(const StubRecord& info, uint64_t record_offset) {
     return fail("the kpack record's relocation table size is not whole words that fit the payload", relocations);
   if (info.flags & ~kStubRandomizeRawPhysically) return fail("unknown flags in the kpack record", info.flags);
   uint32_t digest = info.digest, frames = info.frame_count;
-  if (digest > static_cast<uint32_t>(FrameDigest::kXxh3) || (digest == static_cast<uint32_t>(FrameDigest::kNone)) != raw)
+  if (digest > static_cast<uint32_t>(FrameDigest::kXxh3) ||
+      (digest == static_cast<uint32_t>(FrameDigest::kNone)) != raw)
     return fail("the kpack record names no digest its codec can use", digest);
   uint64_t table = info.frame_table_offset, table_bytes = uint64_t{frames} * sizeof(FrameEntry);
   if (raw ? frames != 0 : (frames == 0 || frames > kMaxFrames))
@@ -48,8 +49,7 @@ StubStatus check_stub_record(const StubRecord& info, uint64_t record_offset) {
 
 StubStatus unpack_from_record(const StubRecord& info, uint64_t record_offset, uint64_t image_base,
                               const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
-                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers,
-                              uint32_t max_workers) {
+                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers, uint32_t max_workers) {
   KPACK_TRY(check_stub_record(info, record_offset));
   UnpackRequest request;
   request.codec = static_cast<Codec>(uint32_t{info.codec});

@@ -2,8 +2,8 @@
 
 namespace kpack {
 
-bool find_trampoline_page(const boot::BootParams& params, uint64_t params_addr, const BootEnvironment& env,
-                          Range image, uint64_t* page) {
+bool find_trampoline_page(const boot::BootParams& params, uint64_t params_addr, const BootEnvironment& env, Range image,
+                          uint64_t* page) {
   const Range window{kTrampolineFloor, kTrampolineCeiling};
   FreeMemory low;
   uint32_t entries = params.e820_entries <= boot::kE820MaxEntries ? params.e820_entries : 0;

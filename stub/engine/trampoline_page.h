@@ -21,7 +21,7 @@ inline constexpr uint64_t kRealModeSegmentSize = 0x10000;
 // The highest free page: e820 RAM (type 1) in [kTrampolineFloor, kTrampolineCeiling) outside
 // `image`, boot_params (and the real-mode segment around it), the command line and the initrd.
 // False when there is none.
-bool find_trampoline_page(const boot::BootParams& params, uint64_t params_addr, const BootEnvironment& env,
-                          Range image, uint64_t* page);
+bool find_trampoline_page(const boot::BootParams& params, uint64_t params_addr, const BootEnvironment& env, Range image,
+                          uint64_t* page);
 
 }  // namespace kpack

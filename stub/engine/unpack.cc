@@ -48,8 +48,8 @@ struct WorkArea {
   uint8_t* scratch = nullptr;  // kScratchSize bytes: the ELF headers
   uint8_t* arenas = nullptr;   // 1 + helpers arenas of arena_size, the caller's first
   uint64_t arena_size = 0;
-  uint8_t* table = nullptr;    // where the relocation table is decoded (nullptr: it is not)
-  uint32_t helpers = 0;        // as many as the memory allows
+  uint8_t* table = nullptr;  // where the relocation table is decoded (nullptr: it is not)
+  uint32_t helpers = 0;      // as many as the memory allows
   Range helper_memory;
 };
 
@@ -97,8 +97,8 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
 // asked for) one memmove takes it elsewhere.
 StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
                       const uint8_t* payload, UnpackTrace& trace, UnpackResult& r) {
-  KPACK_TRY(parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size,
-                                 &r.kernel));
+  KPACK_TRY(
+      parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size, &r.kernel));
   honor_min_alignment(request, r.kernel);
   trace.phase("headers", r.kernel.headers_end);
   const KernelHeaders& k = r.kernel;
@@ -116,8 +116,8 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
     r.base = source;
     r.in_place = true;
   } else {
-    KPACK_TRY(room.remove(range_of(request.payload_addr + request.payload_size - request.relocations_size,
-                                   request.relocations_size)));
+    KPACK_TRY(room.remove(
+        range_of(request.payload_addr + request.payload_size - request.relocations_size, request.relocations_size)));
     KPACK_TRY(place_kernel(request, room, r));
     const uint8_t* from = memory.readable(source, length);
     uint8_t* to = memory.writable(r.base, length);
@@ -144,7 +144,8 @@ struct ZeroPieces {
 
 StubStatus cut_zero_pieces(const UnpackResult& r, PhysicalMemory& memory, ZeroPieces* out) {
   uint64_t total = 0;
-  for (uint32_t i = 0; i < r.kernel.segment_count; ++i) total += r.kernel.segments[i].memsz - r.kernel.segments[i].filesz;
+  for (uint32_t i = 0; i < r.kernel.segment_count; ++i)
+    total += r.kernel.segments[i].memsz - r.kernel.segments[i].filesz;
   // Each tail ends in a partial piece at most: kMaxLoadSegments of them besides total / piece.
   uint64_t piece = kZeroPiece;
   while (total / piece + kMaxLoadSegments > kMaxZeroPieces) piece *= 2;
@@ -177,10 +178,11 @@ struct FrameQueue {
   uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
   uint64_t arena_size;
   FrameWorkers* workers = nullptr;
-  ZeroPieces zero = {};    // items count .. count + zero.count - 1
+  ZeroPieces zero = {};  // items count .. count + zero.count - 1
   uint32_t next = 1;
   uint32_t failed = 0;
-  uint64_t done[(kMaxFrames + kMaxZeroPieces) / 64] = {};  // items finished: frames proved at their place, pieces zeroed
+  uint64_t done[(kMaxFrames + kMaxZeroPieces) / 64] =
+      {};  // items finished: frames proved at their place, pieces zeroed
   uint64_t decoded = 0;
   uint32_t frames_by[kMaxFrameWorkers + 1] = {};
   uint32_t fail_index[kMaxFrameWorkers + 1] = {};
@@ -369,10 +371,18 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   KPACK_TRY(place_compressed(request, free, memory, trace, r, &kernel_bytes));
   uint32_t elf_frames = 0;
   KPACK_TRY(count_elf_frames(request, frames, r.kernel, &elf_frames));
-  FrameQueue queue{.kernel = &r.kernel, .frames = frames, .payload = payload, .kernel_bytes = kernel_bytes,
-                   .table = work.table, .elf_frames = elf_frames, .count = request.frame_count,
-                   .codec = request.codec, .digest = request.digest, .caller_decoder = &decoder,
-                   .helper_arenas = work.arenas + work.arena_size, .arena_size = work.arena_size,
+  FrameQueue queue{.kernel = &r.kernel,
+                   .frames = frames,
+                   .payload = payload,
+                   .kernel_bytes = kernel_bytes,
+                   .table = work.table,
+                   .elf_frames = elf_frames,
+                   .count = request.frame_count,
+                   .codec = request.codec,
+                   .digest = request.digest,
+                   .caller_decoder = &decoder,
+                   .helper_arenas = work.arenas + work.arena_size,
+                   .arena_size = work.arena_size,
                    .workers = request.workers};
   // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
   KPACK_TRY(cut_zero_pieces(r, memory, &queue.zero));
@@ -386,8 +396,8 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
 StubStatus randomize_virtual_base(const UnpackRequest& request, const uint8_t* table, PhysicalMemory& memory,
                                   UnpackTrace& trace, UnpackResult& r) {
   RelocationTable relocations;
-  r.virtual_offset = random_virtual_offset(r.kernel.physical.begin, r.kernel.span(), request.kaslr.virtual_random,
-                                           &r.virtual_slots);
+  r.virtual_offset =
+      random_virtual_offset(r.kernel.physical.begin, r.kernel.span(), request.kaslr.virtual_random, &r.virtual_slots);
   KPACK_TRY(relocate_kernel(table, request.relocations_size, r.kernel, r.base, r.virtual_offset, memory, &relocations));
   r.relocations = r.virtual_offset ? relocations.entries() : 0;
   trace.phase("relocated", r.relocations);

@@ -16,25 +16,25 @@
 
 namespace kpack {
 
-inline constexpr uint64_t kScratchSize = 64 * 1024;     // ELF headers and the bytes between segments
+inline constexpr uint64_t kScratchSize = 64 * 1024;  // ELF headers and the bytes between segments
 // Codec state (zstd's context is ~94 KiB), plus what codec_state_size says (xz's dictionary).
 inline constexpr uint64_t kArenaSize = 448 * 1024;
 inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;  // plus xz's state and the relocation table
 
 // What randomization the run should do, and the random numbers it draws with.
 struct KaslrRequest {
-  bool physical = false;        // a random physical slot (compressed payloads; raw only when asked)
-  bool virtual_base = false;    // a random virtual offset, applied with the relocation table
+  bool physical = false;      // a random physical slot (compressed payloads; raw only when asked)
+  bool virtual_base = false;  // a random virtual offset, applied with the relocation table
   uint64_t physical_random = 0;
   uint64_t virtual_random = 0;
-  KaslrOptions options;         // mem=, memmap=, hugepages= from the command line
+  KaslrOptions options;  // mem=, memmap=, hugepages= from the command line
 };
 
 struct UnpackRequest {
   Codec codec = Codec::kRaw;
   uint64_t payload_addr = 0;  // physical
   uint64_t payload_size = 0;
-  Range image;                // the whole loaded protected-mode part (stub, payload)
+  Range image;  // the whole loaded protected-mode part (stub, payload)
   uint64_t min_kernel_address = 0;
   uint64_t min_alignment = 0;     // the kernel's physical alignment is at least this and its own
   uint64_t relocations_size = 0;  // the relocation table's bytes after the ELF in the payload
@@ -52,21 +52,21 @@ struct UnpackRequest {
 
 struct UnpackResult {
   KernelHeaders kernel;
-  uint64_t base = 0;        // physical address of the kernel's lowest segment
-  uint64_t entry = 0;       // physical entry point
-  Range work;               // where the scratch and codec state lived
-  bool in_place = false;    // raw only: the segments were already where they run
-  uint64_t moved = 0;       // bytes copied besides decoder output (raw not in place)
-  uint64_t decoded = 0;     // bytes written by decoders
-  uint32_t frames = 0;      // frames decoded (bytes between segments are skipped)
-  uint32_t workers_started = 0;  // helpers that decoded alongside the caller
-  uint32_t frames_by_caller = 0;  // of `frames`, how many the caller decoded itself
-  uint32_t redone = 0;           // items a stopped helper left undone, which the caller did again
-  uint64_t physical_slots = 0;   // the random physical slot was one of these (0: not drawn)
+  uint64_t base = 0;               // physical address of the kernel's lowest segment
+  uint64_t entry = 0;              // physical entry point
+  Range work;                      // where the scratch and codec state lived
+  bool in_place = false;           // raw only: the segments were already where they run
+  uint64_t moved = 0;              // bytes copied besides decoder output (raw not in place)
+  uint64_t decoded = 0;            // bytes written by decoders
+  uint32_t frames = 0;             // frames decoded (bytes between segments are skipped)
+  uint32_t workers_started = 0;    // helpers that decoded alongside the caller
+  uint32_t frames_by_caller = 0;   // of `frames`, how many the caller decoded itself
+  uint32_t redone = 0;             // items a stopped helper left undone, which the caller did again
+  uint64_t physical_slots = 0;     // the random physical slot was one of these (0: not drawn)
   bool physical_fallback = false;  // asked to randomize, but no slot fit: the lowest fit instead
-  uint64_t virtual_offset = 0;   // added to the kernel's virtual base (0: not moved)
+  uint64_t virtual_offset = 0;     // added to the kernel's virtual base (0: not moved)
   uint64_t virtual_slots = 0;
-  uint64_t relocations = 0;      // entries applied
+  uint64_t relocations = 0;  // entries applied
 };
 
 // Called after each phase, so the stub can time it and print it with kpack.debug.

@@ -57,18 +57,26 @@ alignas(16) IdtEntry idt[kVectors];
 #define KPACK_HANDLER_WITH_CODE(n) \
   [[gnu::interrupt]] void vector_##n(InterruptFrame* frame, uint64_t code) { report(n, frame, code); }
 
-KPACK_HANDLER(0) KPACK_HANDLER(1) KPACK_HANDLER(2) KPACK_HANDLER(3) KPACK_HANDLER(4) KPACK_HANDLER(5)
-KPACK_HANDLER(6) KPACK_HANDLER(7) KPACK_HANDLER_WITH_CODE(8) KPACK_HANDLER(9) KPACK_HANDLER_WITH_CODE(10)
-KPACK_HANDLER_WITH_CODE(11) KPACK_HANDLER_WITH_CODE(12) KPACK_HANDLER_WITH_CODE(13)
-KPACK_HANDLER_WITH_CODE(14) KPACK_HANDLER(15) KPACK_HANDLER(16) KPACK_HANDLER_WITH_CODE(17)
-KPACK_HANDLER(18) KPACK_HANDLER(19) KPACK_HANDLER(20) KPACK_HANDLER_WITH_CODE(21) KPACK_HANDLER(22)
-KPACK_HANDLER(23) KPACK_HANDLER(24) KPACK_HANDLER(25) KPACK_HANDLER(26) KPACK_HANDLER(27)
-KPACK_HANDLER(28) KPACK_HANDLER_WITH_CODE(29) KPACK_HANDLER_WITH_CODE(30) KPACK_HANDLER(31)
+// One handler per vector, laid out as a table.
+// clang-format off
+KPACK_HANDLER(0); KPACK_HANDLER(1); KPACK_HANDLER(2); KPACK_HANDLER(3); KPACK_HANDLER(4); KPACK_HANDLER(5);
+KPACK_HANDLER(6); KPACK_HANDLER(7); KPACK_HANDLER_WITH_CODE(8); KPACK_HANDLER(9); KPACK_HANDLER_WITH_CODE(10);
+KPACK_HANDLER_WITH_CODE(11); KPACK_HANDLER_WITH_CODE(12); KPACK_HANDLER_WITH_CODE(13);
+KPACK_HANDLER_WITH_CODE(14); KPACK_HANDLER(15); KPACK_HANDLER(16); KPACK_HANDLER_WITH_CODE(17);
+KPACK_HANDLER(18); KPACK_HANDLER(19); KPACK_HANDLER(20); KPACK_HANDLER_WITH_CODE(21); KPACK_HANDLER(22);
+KPACK_HANDLER(23); KPACK_HANDLER(24); KPACK_HANDLER(25); KPACK_HANDLER(26); KPACK_HANDLER(27);
+KPACK_HANDLER(28); KPACK_HANDLER_WITH_CODE(29); KPACK_HANDLER_WITH_CODE(30); KPACK_HANDLER(31);
+// clang-format on
 
 void set_gate(int vector, const void* handler) {
   uint64_t address = reinterpret_cast<uint64_t>(handler);
-  idt[vector] = IdtEntry{static_cast<uint16_t>(address), kCodeSelector, 0, kInterruptGate,
-                         static_cast<uint16_t>(address >> 16), static_cast<uint32_t>(address >> 32), 0};
+  idt[vector] = IdtEntry{static_cast<uint16_t>(address),
+                         kCodeSelector,
+                         0,
+                         kInterruptGate,
+                         static_cast<uint16_t>(address >> 16),
+                         static_cast<uint32_t>(address >> 32),
+                         0};
 }
 
 }  // namespace

@@ -128,7 +128,8 @@ void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
 // kpack.debug: which map free memory came from, so a test can tell the EFI one was used.
 void print_ram_source(const BootEnvironment& env) {
   if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
-  serial::write(env.free_from_efi_map ? "kpack: free memory from the EFI memory map\n" : "kpack: free memory from e820\n");
+  serial::write(env.free_from_efi_map ? "kpack: free memory from the EFI memory map\n"
+                                      : "kpack: free memory from e820\n");
 }
 
 }  // namespace
@@ -142,9 +143,8 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   enable_avx_registers();
   IdentityMemory memory;
   BootEnvironment env;
-  StubStatus status =
-      read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env, RamSource::kEfiMapWhenPresent,
-                            reinterpret_cast<uint64_t>(image_base));
+  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env,
+                                            RamSource::kEfiMapWhenPresent, reinterpret_cast<uint64_t>(image_base));
   if (!status.ok()) halt_with(status);
   print_ram_source(env);
   store_efi_rsdp(params, memory);

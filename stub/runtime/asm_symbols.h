@@ -40,8 +40,8 @@ extern uint64_t stub_tls[8] KPACK_ASM_SYMBOL;
 void apply_relocations(uint8_t* base) KPACK_ASM_SYMBOL;
 
 // main.cc: unpacks the kernel; returns its physical entry point, or halts.
-uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record)
-    KPACK_ASM_SYMBOL;
+uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base,
+                   const kpack::StubRecord* record) KPACK_ASM_SYMBOL;
 
 // smp/ap_trampoline16.S: the application processors' trampoline, copied below 1 MiB; the labels
 // of its 32- and 64-bit parts locate its far jumps' targets in the copy.

@@ -86,7 +86,10 @@ inline void write_fs32(uint16_t offset, uint32_t value) {
 // The same through GS, for the A20 test that compares two aliases of one address.
 inline uint32_t read_gs32(uint16_t segment, uint16_t offset) {
   uint32_t value;
-  asm volatile("movw %1, %%gs\n\tmovl %%gs:(%2), %0" : "=r"(value) : "rm"(segment), "r"(static_cast<uint32_t>(offset)) : "memory");
+  asm volatile("movw %1, %%gs\n\tmovl %%gs:(%2), %0"
+               : "=r"(value)
+               : "rm"(segment), "r"(static_cast<uint32_t>(offset))
+               : "memory");
   return value;
 }
 

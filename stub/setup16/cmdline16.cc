@@ -42,7 +42,8 @@ bool command_line_value(const char* name, char* value, size_t size) {
   command_line::Word<uint16_t> word;
   if (!find_last(name, false, &word)) return false;
   size_t n = 0;
-  for (uint16_t at = word.value_begin; at < word.value_end && n + 1 < size; ++at) value[n++] = static_cast<char>(read_fs8(at));
+  for (uint16_t at = word.value_begin; at < word.value_end && n + 1 < size; ++at)
+    value[n++] = static_cast<char>(read_fs8(at));
   value[n] = 0;
   return true;
 }

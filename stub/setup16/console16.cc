@@ -11,7 +11,7 @@ namespace {
 void screen_put(char c) {
   BiosRegs regs = bios_regs();
   regs.eax = 0x0E00 | static_cast<uint8_t>(c);  // teletype output
-  regs.ebx = 0x0007;                             // page 0, light grey
+  regs.ebx = 0x0007;                            // page 0, light grey
   bios_call(0x10, &regs, nullptr);
 }
 

@@ -31,9 +31,8 @@ struct Feature {
   const char* name;  // as /proc/cpuinfo spells it
 };
 constexpr Feature kRequired[] = {
-    {false, 0, "fpu"},   {false, 5, "msr"},   {false, 6, "pae"},  {false, 8, "cx8"},
-    {false, 13, "pge"},  {false, 15, "cmov"}, {false, 24, "fxsr"}, {false, 25, "sse"},
-    {false, 26, "sse2"}, {true, 29, "lm"},
+    {false, 0, "fpu"},   {false, 5, "msr"},   {false, 6, "pae"},  {false, 8, "cx8"},   {false, 13, "pge"},
+    {false, 15, "cmov"}, {false, 24, "fxsr"}, {false, 25, "sse"}, {false, 26, "sse2"}, {true, 29, "lm"},
 };
 
 void append(char* text, size_t size, const char* more) {

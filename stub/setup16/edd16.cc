@@ -59,8 +59,10 @@ void query_edd() {
   bool probe = true, read_mbrs = true;
   char value[8];
   if (command_line_value("edd", value, sizeof(value))) {
-    if (equal(value, "skipmbr") || equal(value, "skip")) read_mbrs = false;
-    else if (equal(value, "off")) probe = false;
+    if (equal(value, "skipmbr") || equal(value, "skip"))
+      read_mbrs = false;
+    else if (equal(value, "off"))
+      probe = false;
   }
   if (!probe) return;
   bool quiet = command_line_flag("quiet");
@@ -73,7 +75,8 @@ void query_edd() {
       boot_params.eddbuf[boot_params.eddbuf_entries++] = info;
     uint32_t signature = 0;
     uint32_t index = drive - 0x80u;
-    bool valid = read_mbrs && read_mbr_signature(drive, known ? uint16_t{info.params.bytes_per_sector} : uint16_t{0}, &signature);
+    bool valid = read_mbrs &&
+                 read_mbr_signature(drive, known ? uint16_t{info.params.bytes_per_sector} : uint16_t{0}, &signature);
     if (read_mbrs) boot_params.edd_mbr_sig_buffer[index] = signature;
     if (valid) boot_params.edd_mbr_sig_buf_entries = static_cast<uint8_t>(index + 1);
   }

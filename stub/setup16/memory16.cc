@@ -13,8 +13,8 @@ BiosReply reply_of(const BiosRegs& regs) { return {regs.eax, regs.ebx, regs.ecx,
 void detect_e820() {
   // One register set throughout: each call gets back what the last one returned, as in the kernel.
   BiosRegs regs = bios_regs();
-  boot_params.e820_entries = static_cast<uint8_t>(read_e820_map(boot_params.e820_table,
-      [&](uint32_t continuation, boot::E820Entry* entry) {
+  boot_params.e820_entries =
+      static_cast<uint8_t>(read_e820_map(boot_params.e820_table, [&](uint32_t continuation, boot::E820Entry* entry) {
         regs.eax = 0xE820;
         regs.ebx = continuation;
         regs.edx = kSmap;

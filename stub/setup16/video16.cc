@@ -12,10 +12,10 @@ namespace kpack::setup16 {
 namespace {
 
 struct State {
-  Adapter adapter = kCga;  // until probed, as in the kernel: the first look trusts no BIOS rows
+  Adapter adapter = kCga;                      // until probed, as in the kernel: the first look trusts no BIOS rows
   uint16_t forced_cols = 0, forced_lines = 0;  // what a mode set promised, over the BIOS's word
-  bool screen_lost = false;  // a mode set cleared the screen: put the saved text back
-  bool graphics = false;     // a VESA linear-framebuffer mode is set
+  bool screen_lost = false;                    // a mode set cleared the screen: put the saved text back
+  bool graphics = false;                       // a VESA linear-framebuffer mode is set
   uint16_t text_segment = 0xB800;
 };
 constinit State state{};
@@ -106,7 +106,9 @@ uint8_t read_indexed(uint16_t port, uint8_t index) {
   outb(port, index);
   return inb(port + 1);
 }
-void write_indexed(uint16_t port, uint8_t index, uint8_t value) { outw(port, static_cast<uint16_t>(index | value << 8)); }
+void write_indexed(uint16_t port, uint8_t index, uint8_t value) {
+  outw(port, static_cast<uint16_t>(index | value << 8));
+}
 
 void set_basic_text_mode() {
   uint16_t current = int10(0x0F00).ax();  // AH: columns, AL: mode
@@ -140,10 +142,10 @@ void set_480_scanlines(uint16_t lines) {
   write_indexed(crtc, 0x11, 0x0C);  // vertical sync end; unlocks CR0-7
   write_indexed(crtc, 0x06, 0x0B);  // vertical total
   write_indexed(crtc, 0x07, overflow);
-  write_indexed(crtc, 0x10, 0xEA);  // vertical sync start
-  write_indexed(crtc, 0x12, static_cast<uint8_t>(end));  // vertical display end
-  write_indexed(crtc, 0x15, 0xE7);  // vertical blank start
-  write_indexed(crtc, 0x16, 0x04);  // vertical blank end
+  write_indexed(crtc, 0x10, 0xEA);                                // vertical sync start
+  write_indexed(crtc, 0x12, static_cast<uint8_t>(end));           // vertical display end
+  write_indexed(crtc, 0x15, 0xE7);                                // vertical blank start
+  write_indexed(crtc, 0x16, 0x04);                                // vertical blank end
   outb(0x3C2, static_cast<uint8_t>((inb(0x3CC) & 0x0D) | 0xE2));  // 25 MHz clock, 480-line polarity
 }
 
@@ -200,8 +202,8 @@ void probe_vbe() {
   BiosRegs regs = bios_regs();
   regs.eax = 0x4F00;
   regs.edi = offset_of(&vbe_info);
-  vbe_present = bios_call(0x10, regs).ax() == kVbeOk && vbe_info.signature == kVbeSignature &&
-                vbe_info.version >= 0x0102;
+  vbe_present =
+      bios_call(0x10, regs).ax() == kVbeOk && vbe_info.signature == kVbeSignature && vbe_info.version >= 0x0102;
 }
 
 bool query_vbe_mode(uint16_t number) {

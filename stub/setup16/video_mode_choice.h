@@ -29,7 +29,7 @@ struct Mode {
 };
 
 inline constexpr Mode kVgaModes[] = {{kMode80x25, 80, 25}, {kMode8Point, 80, 50}, {kMode80x43, 80, 43},
-                                     {kMode80x28, 80, 28}, {kMode80x30, 80, 30}, {kMode80x34, 80, 34},
+                                     {kMode80x28, 80, 28}, {kMode80x30, 80, 30},  {kMode80x34, 80, 34},
                                      {kMode80x60, 80, 60}};
 inline constexpr Mode kEgaModes[] = {{kMode80x25, 80, 25}, {kMode8Point, 80, 43}};
 inline constexpr Mode kCgaModes[] = {{kMode80x25, 80, 25}};
@@ -72,8 +72,9 @@ ModeChoice choose_video_mode(uint16_t vid_mode, Adapter adapter, bool vbe_presen
   uint16_t wanted = vid_mode & ~kRecalculate;
   ModeChoice choice{ModeSetter::kVga, {wanted, 0, 0}, static_cast<bool>(vid_mode & kRecalculate)};
   const Mode* table = adapter == kVga ? kVgaModes : adapter == kEga ? kEgaModes : kCgaModes;
-  uint16_t count = adapter == kVga ? sizeof(kVgaModes) / sizeof(Mode)
-                   : adapter == kEga ? sizeof(kEgaModes) / sizeof(Mode) : sizeof(kCgaModes) / sizeof(Mode);
+  uint16_t count = adapter == kVga   ? sizeof(kVgaModes) / sizeof(Mode)
+                   : adapter == kEga ? sizeof(kEgaModes) / sizeof(Mode)
+                                     : sizeof(kCgaModes) / sizeof(Mode);
   // The menu: the adapter's modes, then the VESA BIOS's list (text modes and framebuffers only).
   uint16_t position = 0;
   for (uint16_t i = 0; i < count + (vbe_present ? kMaxVesaListLength : 0); ++i) {
@@ -99,9 +100,12 @@ ModeChoice choose_video_mode(uint16_t vid_mode, Adapter adapter, bool vbe_presen
     position += visible;
   }
   // Numbers no list names may still be modes the BIOS knows.
-  if (wanted >= kFirstBiosMode && wanted < kFirstBiosMode + kBiosModeCount) choice.setter = ModeSetter::kBios;
-  else if (wanted >= kFirstVesaMode && wanted < kFirstVesaMode + kVesaModeCount) choice.setter = ModeSetter::kVesa;
-  else choice.setter = ModeSetter::kUndefined;
+  if (wanted >= kFirstBiosMode && wanted < kFirstBiosMode + kBiosModeCount)
+    choice.setter = ModeSetter::kBios;
+  else if (wanted >= kFirstVesaMode && wanted < kFirstVesaMode + kVesaModeCount)
+    choice.setter = ModeSetter::kVesa;
+  else
+    choice.setter = ModeSetter::kUndefined;
   return choice;
 }
 

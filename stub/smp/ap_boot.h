@@ -41,22 +41,22 @@ struct [[gnu::packed]] FarPointer32 {
 
 struct alignas(16) ApBootData {
   uint64_t gdt[4];
-  uint16_t gdt_pad[3];     // puts gdt_limit at an offset of 6 mod 8, so gdt_base is aligned
-  uint16_t gdt_limit;      // lgdt's operand: limit, then 32-bit base
+  uint16_t gdt_pad[3];  // puts gdt_limit at an offset of 6 mod 8, so gdt_base is aligned
+  uint16_t gdt_limit;   // lgdt's operand: limit, then 32-bit base
   uint32_t gdt_base;
   FarPointer32 to_code32;  // real mode -> 32-bit code in this page
   uint16_t pad0;
   FarPointer32 to_code64;  // compatibility mode -> 64-bit code in this page
   uint16_t pad1;
   uint32_t cr0;
-  uint32_t cr3;            // the BSP's page tables (below 4 GiB: loaded from 32-bit code)
+  uint32_t cr3;  // the BSP's page tables (below 4 GiB: loaded from 32-bit code)
   uint32_t cr4;
-  uint32_t efer;           // bits ORed into EFER before paging is turned on
-  uint32_t ticket;         // the next AP's stack number, taken with lock xadd
-  uint32_t stacks;         // how many stacks there are: an AP with a later ticket parks
-  uint64_t stack_base;     // stack n's top is stack_base + (n + 1) * stack_size
+  uint32_t efer;        // bits ORed into EFER before paging is turned on
+  uint32_t ticket;      // the next AP's stack number, taken with lock xadd
+  uint32_t stacks;      // how many stacks there are: an AP with a later ticket parks
+  uint64_t stack_base;  // stack n's top is stack_base + (n + 1) * stack_size
   uint64_t stack_size;
-  uint64_t entry;          // void ap_entry(uint32_t ticket), never returns
+  uint64_t entry;  // void ap_entry(uint32_t ticket), never returns
 };
 static_assert(offsetof(ApBootData, gdt_limit) % 8 == 6);
 static_assert(kApBootDataOffset + sizeof(ApBootData) <= 4096);

@@ -46,8 +46,10 @@ uint32_t LocalApic::read(uint32_t offset) {
 }
 
 void LocalApic::write(uint32_t offset, uint32_t value) {
-  if (x2apic_) write_msr(kX2apicMsrBase + (offset >> 4), value);
-  else *reinterpret_cast<volatile uint32_t*>(base_ + offset) = value;
+  if (x2apic_)
+    write_msr(kX2apicMsrBase + (offset >> 4), value);
+  else
+    *reinterpret_cast<volatile uint32_t*>(base_ + offset) = value;
 }
 
 void LocalApic::enable() {

@@ -118,7 +118,8 @@ bool prepare_trampoline(PhysicalMemory& memory, uint64_t page, Range stacks, uin
   data.gdt_limit = sizeof(data.gdt) - 1;
   data.gdt_base = static_cast<uint32_t>(page + kApBootDataOffset + __builtin_offsetof(ApBootData, gdt));
   data.to_code32 = {static_cast<uint32_t>(page + (ap_trampoline_code32 - ap_trampoline_start)), kApCode32Selector};
-  data.to_code64 = {static_cast<uint32_t>(page + (ap_trampoline_code64 - ap_trampoline_start)), boot::kBootCodeSelector};
+  data.to_code64 = {static_cast<uint32_t>(page + (ap_trampoline_code64 - ap_trampoline_start)),
+                    boot::kBootCodeSelector};
   uint64_t cr3;
   asm volatile("mov %%cr3, %0" : "=r"(cr3));
   data.cr0 = kApCr0Long;
@@ -168,7 +169,8 @@ uint32_t helpers_wanted(const HelperRequest& request, const CpuList& cpus) {
 
 // A slot for each of those APs, in the firmware's order, at the start of the helper memory.
 ApSlot* write_slots(const HelperRequest& request, const CpuList& cpus, uint32_t count) {
-  auto* slots = reinterpret_cast<ApSlot*>(request.memory->writable(request.helper_memory.begin, helper_memory_size(count)));
+  auto* slots =
+      reinterpret_cast<ApSlot*>(request.memory->writable(request.helper_memory.begin, helper_memory_size(count)));
   if (!slots) return nullptr;
   uint32_t self = current_apic_id();
   for (uint32_t i = 0, n = 0; i < cpus.count && n < count; ++i)
@@ -182,7 +184,8 @@ StubStatus prepare_helpers(const HelperRequest& request, const CpuList& cpus, ui
   if (count == 0) return fail("SMP: no stack memory", request.helper_memory.size());
   ApSlot* slots = write_slots(request, cpus, count);
   if (!slots) return fail("SMP: no stack memory", request.helper_memory.begin);
-  Range stacks{request.helper_memory.begin + slot_table_size(count), request.helper_memory.begin + helper_memory_size(count)};
+  Range stacks{request.helper_memory.begin + slot_table_size(count),
+               request.helper_memory.begin + helper_memory_size(count)};
   if (!prepare_trampoline(*request.memory, page, stacks, count, request.break_trampoline))
     return fail("SMP: no page below 1 MiB", page);
   helpers.slots = slots;

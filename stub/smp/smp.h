@@ -29,21 +29,21 @@ struct HelperRequest {
   uint64_t params_addr = 0;
   const BootEnvironment* env = nullptr;
   PhysicalMemory* memory = nullptr;
-  uint64_t rsdp = 0;         // 0: no ACPI, look for the MP table
-  Range image;               // the loaded image: the trampoline page must not overlap it
-  Range helper_memory;       // free RAM below 4 GiB, 16-byte aligned; bounds the number of helpers
+  uint64_t rsdp = 0;    // 0: no ACPI, look for the MP table
+  Range image;          // the loaded image: the trampoline page must not overlap it
+  Range helper_memory;  // free RAM below 4 GiB, 16-byte aligned; bounds the number of helpers
   HelperWork work = nullptr;
   void* arg = nullptr;
-  uint32_t max_cpus = 1;     // the boot CPU included: 1 starts nothing (kpack.cpus=N)
+  uint32_t max_cpus = 1;          // the boot CPU included: 1 starts nothing (kpack.cpus=N)
   bool break_trampoline = false;  // test only: every AP parks before it checks in
 };
 
 struct HelperReport {
-  uint32_t found = 0;        // processors the firmware lists, the boot CPU included
-  uint32_t started = 0;      // APs that checked in in time and so run `work`
-  uint32_t abandoned = 0;    // APs sent START that did not check in in time (INITed again)
-  uint64_t start_cycles = 0; // TSC cycles from the first INIT to the last check-in (or timeout)
-  StubStatus problem;        // why nothing was started, when that is not kpack.cpus=1
+  uint32_t found = 0;         // processors the firmware lists, the boot CPU included
+  uint32_t started = 0;       // APs that checked in in time and so run `work`
+  uint32_t abandoned = 0;     // APs sent START that did not check in in time (INITed again)
+  uint64_t start_cycles = 0;  // TSC cycles from the first INIT to the last check-in (or timeout)
+  StubStatus problem;         // why nothing was started, when that is not kpack.cpus=1
 };
 
 // Starts up to max_cpus - 1 APs; returns how many checked in (report->started).

@@ -36,15 +36,11 @@ struct Field {
   size_t entry_size = 0;  // kE820, kU32Array, kEntryBytes
 };
 
-
 #define KPACK_BP_FIELD(f, kind) \
   Field { #f, offsetof(boot::BootParams, f), sizeof(boot::BootParams::f), kind }
 // A member of a structure inside boot_params: "outer.f".
-#define KPACK_BP_MEMBER(outer, Type, f, kind)                                        \
-  Field {                                                                           \
-    #outer "." #f, offsetof(boot::BootParams, outer) + offsetof(boot::Type, f),     \
-        sizeof(boot::Type::f), kind                                                 \
-  }
+#define KPACK_BP_MEMBER(outer, Type, f, kind) \
+  Field { #outer "." #f, offsetof(boot::BootParams, outer) + offsetof(boot::Type, f), sizeof(boot::Type::f), kind }
 #define KPACK_BP_HDR(f) KPACK_BP_MEMBER(hdr, SetupHeader, f, Kind::kScalar)
 #define KPACK_BP_SCREEN(f) KPACK_BP_MEMBER(screen_info, ScreenInfo, f, Kind::kScalar)
 #define KPACK_BP_IST(f) KPACK_BP_MEMBER(ist_info, IstInfo, f, Kind::kScalar)
@@ -188,8 +184,8 @@ inline const Field* find_field(std::string_view name) {
 // Does `name` cover field `f`: the field itself, or the structure it is a member of
 // ("screen_info" covers "screen_info.orig_x")?
 inline bool covers(std::string_view name, const Field& f) {
-  return f.name == name || (f.name.size() > name.size() && f.name.compare(0, name.size(), name) == 0 &&
-                            f.name[name.size()] == '.');
+  return f.name == name ||
+         (f.name.size() > name.size() && f.name.compare(0, name.size(), name) == 0 && f.name[name.size()] == '.');
 }
 
 // The first field `name` covers, or null.
@@ -212,8 +208,8 @@ inline std::optional<Page> parse_input(std::string_view text, std::string* error
   size_t begin = text.rfind(kBegin);
   if (begin == std::string_view::npos) {
     if (text.size() == kPageSize) return Page(text.begin(), text.end());
-    *error = "neither a 4096-byte page nor a log with " + std::string(kBegin) + " (" +
-             std::to_string(text.size()) + " bytes)";
+    *error = "neither a 4096-byte page nor a log with " + std::string(kBegin) + " (" + std::to_string(text.size()) +
+             " bytes)";
     return std::nullopt;
   }
   size_t end = text.find(kEnd, begin);
@@ -360,8 +356,8 @@ inline std::string e820_text(const uint8_t* p) {
 }
 
 // Is `d` (of field `f`, with scalar values va/vb when scalar) allowed by `allow`?
-inline bool is_allowed(const std::vector<Allow>& allow, const Field& f, const std::string& name,
-                       uint64_t va, uint64_t vb) {
+inline bool is_allowed(const std::vector<Allow>& allow, const Field& f, const std::string& name, uint64_t va,
+                       uint64_t vb) {
   for (const Allow& a : allow) {
     if (!covers(a.name, f) && a.name != name) continue;
     if (!a.mask || ((va ^ vb) & ~*a.mask) == 0) return true;

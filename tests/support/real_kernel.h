@@ -14,7 +14,8 @@ namespace kpack::test {
 
 inline std::string real_kernel_path() {
   const char* path_file = std::getenv("KPACK_TEST_KERNEL_PATHFILE");
-  REQUIRE_MESSAGE(path_file != nullptr, "KPACK_TEST_KERNEL_PATHFILE is not set: run these as ctest -R unit.real_kernel");
+  REQUIRE_MESSAGE(path_file != nullptr,
+                  "KPACK_TEST_KERNEL_PATHFILE is not set: run these as ctest -R unit.real_kernel");
   std::ifstream in(path_file);
   std::string path;
   std::getline(in, path);

@@ -34,8 +34,8 @@ class TempDir {
   // Writes `bytes` to the file `name` in the directory and returns its path.
   std::string write(const std::string& name, const std::vector<uint8_t>& bytes) const {
     std::string file = *this / name;
-    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     return file;
   }
 

@@ -13,8 +13,10 @@ namespace kpack::test {
 class ThreadWorkers final : public FrameWorkers {
  public:
   // `held`: the helper the engine's test hook holds inside its first item (0: none), released by
-  // finish(), like a CPU the stub stops after its bounded wait.
-  explicit ThreadWorkers(uint32_t held = 0) : held_(held) {}
+  // finish(), like a CPU the stub stops after its bounded wait. `first_alone`: the first helper
+  // works through the queue before start() returns to the caller, so a test can prove that helpers
+  // are handed work whatever the host's scheduler does.
+  explicit ThreadWorkers(uint32_t held = 0, bool first_alone = false) : held_(held), first_alone_(first_alone) {}
 
   uint64_t memory_for(uint32_t) const override { return 0; }
   uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range) override {
@@ -22,7 +24,10 @@ class ThreadWorkers final : public FrameWorkers {
       threads_.emplace_back([this, work, arg, i] {
         work(arg, i);
         if (i == held_) held_returned_.store(true);
+        if (i == 1) first_returned_.store(true);
       });
+      if (i == 1 && first_alone_)
+        while (!first_returned_.load()) std::this_thread::yield();
       // The held helper takes its item while nothing else runs: the first item, every time.
       if (i == held_)
         while (!holding_.load() && !held_returned_.load()) std::this_thread::yield();
@@ -43,8 +48,10 @@ class ThreadWorkers final : public FrameWorkers {
  private:
   std::vector<std::thread> threads_;
   uint32_t held_;
+  bool first_alone_;
   std::atomic<bool> holding_{false};
   std::atomic<bool> held_returned_{false};
+  std::atomic<bool> first_returned_{false};
   std::atomic<bool> released_{false};
 };
 

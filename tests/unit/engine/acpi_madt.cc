@@ -15,8 +15,12 @@ namespace {
 
 constexpr uint64_t kRsdpAt = 0xF5A00, kXsdtAt = 0x80000, kRsdtAt = 0x80400, kMadtAt = 0x81000, kFacpAt = 0x82000;
 
-void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) { for (int i = 0; i < 4; ++i) b[at + i] = uint8_t(v >> (8 * i)); }
-void put64(std::vector<uint8_t>& b, size_t at, uint64_t v) { for (int i = 0; i < 8; ++i) b[at + i] = uint8_t(v >> (8 * i)); }
+void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + i] = uint8_t(v >> (8 * i));
+}
+void put64(std::vector<uint8_t>& b, size_t at, uint64_t v) {
+  for (int i = 0; i < 8; ++i) b[at + i] = uint8_t(v >> (8 * i));
+}
 
 uint8_t checksum_of(const std::vector<uint8_t>& b, size_t begin, size_t end) {
   uint8_t sum = 0;
@@ -69,7 +73,8 @@ std::vector<uint8_t> apic_override(uint64_t address) {
   return e;
 }
 
-std::vector<uint8_t> madt(uint8_t revision, const std::vector<std::vector<uint8_t>>& entries, uint32_t apic = 0xFEE00000) {
+std::vector<uint8_t> madt(uint8_t revision, const std::vector<std::vector<uint8_t>>& entries,
+                          uint32_t apic = 0xFEE00000) {
   std::vector<uint8_t> body(8, 0);
   put32(body, 0, apic);
   put32(body, 4, 1);  // PCAT_COMPAT
@@ -136,10 +141,11 @@ std::vector<uint8_t> mp_config(const std::vector<std::vector<uint8_t>>& entries,
 }  // namespace
 
 TEST_CASE("find_cpus lists the MADT's enabled processors in table order, with the local APIC address") {
-  SimulatedMemory memory = acpi_machine(madt(5, {local_apic(0, 0, 1), io_apic(), local_apic(1, 2, 1),
-                                                  local_apic(2, 1, 0) /* disabled */, local_apic(3, 5, 2) /* online capable */,
-                                                  local_apic(4, 0xFF, 1) /* no processor */},
-                                              0xFEE00000));
+  SimulatedMemory memory =
+      acpi_machine(madt(5,
+                        {local_apic(0, 0, 1), io_apic(), local_apic(1, 2, 1), local_apic(2, 1, 0) /* disabled */,
+                         local_apic(3, 5, 2) /* online capable */, local_apic(4, 0xFF, 1) /* no processor */},
+                        0xFEE00000));
   CpuList list;
   REQUIRE(find_cpus(memory, kRsdpAt, &list).ok());
   CHECK(list.source == CpuTable::kMadt);
@@ -158,9 +164,9 @@ TEST_CASE("find_cpus: Online Capable counts only from MADT revision 5") {
 }
 
 TEST_CASE("find_cpus takes x2APIC entries, drops duplicates of type 0 entries, and applies the address override") {
-  SimulatedMemory memory = acpi_machine(madt(5, {local_apic(0, 0, 1), local_x2apic(0, 1), local_x2apic(300, 1),
-                                                  local_x2apic(301, 0), local_x2apic(0xFFFFFFFF, 1),
-                                                  apic_override(0x1'2345'6000)}));
+  SimulatedMemory memory =
+      acpi_machine(madt(5, {local_apic(0, 0, 1), local_x2apic(0, 1), local_x2apic(300, 1), local_x2apic(301, 0),
+                            local_x2apic(0xFFFFFFFF, 1), apic_override(0x1'2345'6000)}));
   CpuList list;
   REQUIRE(find_cpus(memory, kRsdpAt, &list).ok());
   CHECK(ids(list) == std::vector<uint32_t>{0, 300});
@@ -250,8 +256,11 @@ TEST_CASE("find_cpus falls back to the MP table without ACPI: enabled processor 
   SimulatedMemory memory(0, 0x100000);
   memory.load(0, std::vector<uint8_t>(0x100000, 0));
   memory.load(0xF5B00, mp_floating(0xF5C00));
-  memory.load(0xF5C00, mp_config({mp_processor(0, 3), mp_processor(1, 1), mp_processor(2, 0),
-                                  {1, 0, 0x14, 0, 'P', 'C', 'I', ' '} /* bus */, mp_processor(4, 1)},
+  memory.load(0xF5C00, mp_config({mp_processor(0, 3),
+                                  mp_processor(1, 1),
+                                  mp_processor(2, 0),
+                                  {1, 0, 0x14, 0, 'P', 'C', 'I', ' '} /* bus */,
+                                  mp_processor(4, 1)},
                                  0xFEE00000));
   CpuList list;
   REQUIRE(find_cpus(memory, 0, &list).ok());

@@ -139,10 +139,26 @@ TEST_CASE("a broken hand-over is an error with its own message") {
     REQUIRE_FALSE(status.ok());
     CHECK(std::string(status.message) == message);
   };
-  { Machine m; m.params.e820_entries = 0; expect(m, "the loader passed no e820 memory map"); }
-  { Machine m; m.params.e820_entries = 200; expect(m, "e820 map has too many entries"); }
-  { Machine m; m.params.hdr.setup_data = 0x200000000ull; expect(m, "setup_data is not in memory"); }
-  { Machine m; m.params.hdr.setup_data = 0x8000000; expect(m, "setup_data is not in memory"); }
+  {
+    Machine m;
+    m.params.e820_entries = 0;
+    expect(m, "the loader passed no e820 memory map");
+  }
+  {
+    Machine m;
+    m.params.e820_entries = 200;
+    expect(m, "e820 map has too many entries");
+  }
+  {
+    Machine m;
+    m.params.hdr.setup_data = 0x200000000ull;
+    expect(m, "setup_data is not in memory");
+  }
+  {
+    Machine m;
+    m.params.hdr.setup_data = 0x8000000;
+    expect(m, "setup_data is not in memory");
+  }
   {
     Machine m;  // a node pointing at itself
     boot::SetupData loop{};
@@ -151,10 +167,20 @@ TEST_CASE("a broken hand-over is an error with its own message") {
     m.params.hdr.setup_data = 0x2000000;
     expect(m, "setup_data list too long or circular");
   }
-  { Machine m; m.params.hdr.ramdisk_image = 0xFFFFF000; m.params.ext_ramdisk_image = 0xFFFFFFFF;
-    m.params.hdr.ramdisk_size = 0x2000; expect(m, "initrd range wraps around"); }
-  { Machine m; m.params.hdr.cmd_line_ptr = 0x3FFFFFF; m.params.hdr.cmdline_size = 100;
-    *m.memory->at(0x3FFFFFF) = 'x'; expect(m, "command line runs out of memory"); }
+  {
+    Machine m;
+    m.params.hdr.ramdisk_image = 0xFFFFF000;
+    m.params.ext_ramdisk_image = 0xFFFFFFFF;
+    m.params.hdr.ramdisk_size = 0x2000;
+    expect(m, "initrd range wraps around");
+  }
+  {
+    Machine m;
+    m.params.hdr.cmd_line_ptr = 0x3FFFFFF;
+    m.params.hdr.cmdline_size = 100;
+    *m.memory->at(0x3FFFFFF) = 'x';
+    expect(m, "command line runs out of memory");
+  }
 }
 
 namespace {
@@ -219,8 +245,9 @@ TEST_CASE("with an EFI memory map, free memory is its conventional memory only, 
   OvmfMachine m;
   BootEnvironment env = m.read();
   CHECK(env.free_from_efi_map);
-  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x800000}, {0x808000, 0x1000000},
-                                                   {0x2000000, 0x3800000}, {0x3D00000, 0x3F00000}});
+  CHECK(
+      ranges_of(env.free) ==
+      std::vector<Range>{{0x100000, 0x800000}, {0x808000, 0x1000000}, {0x2000000, 0x3800000}, {0x3D00000, 0x3F00000}});
   // A 4 MiB kernel above 16 MiB: placed, and its KASLR slots drawn, only in [32 MiB, 56 MiB); e820
   // would have offered [16 MiB, 64 MiB), boot services and runtime data included.
   uint64_t at = 0;
@@ -243,8 +270,11 @@ TEST_CASE("with an EFI memory map, the init_size bytes the loader reserved at th
   m.params.hdr.init_size = 0x800000;  // GRUB's loader data at 16 MiB holds the image
   BootEnvironment env;
   REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env, RamSource::kEfiMapWhenPresent, 0x1400000).ok());
-  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x800000}, {0x808000, 0x1000000}, {0x1400000, 0x1C00000},
-                                                   {0x2000000, 0x3800000}, {0x3D00000, 0x3F00000}});
+  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x800000},
+                                                  {0x808000, 0x1000000},
+                                                  {0x1400000, 0x1C00000},
+                                                  {0x2000000, 0x3800000},
+                                                  {0x3D00000, 0x3F00000}});
 }
 
 TEST_CASE("firmware that mirrors memory: only its mirrored conventional memory is free") {
@@ -274,8 +304,16 @@ TEST_CASE("an EFI map that cannot be read is an error, never a fault") {
     REQUIRE_FALSE(status.ok());
     CHECK(std::string(status.message) == message);
   };
-  { OvmfMachine m; m.params.efi_info.efi_memmap_hi = 1; expect(m, "EFI memory map is not in memory"); }
-  { OvmfMachine m; m.params.efi_info.efi_memdesc_size = 24; expect(m, "EFI memory map has no descriptors"); }
+  {
+    OvmfMachine m;
+    m.params.efi_info.efi_memmap_hi = 1;
+    expect(m, "EFI memory map is not in memory");
+  }
+  {
+    OvmfMachine m;
+    m.params.efi_info.efi_memdesc_size = 24;
+    expect(m, "EFI memory map has no descriptors");
+  }
   {
     OvmfMachine m;
     m.map.clear();

@@ -38,7 +38,9 @@ struct Segment {
 TEST_CASE("words split at every byte from 1 to ' ', and nowhere else") {
   CHECK(words_of("console=ttyS0 quiet") == Words{"console=ttyS0", "quiet"});
   CHECK(words_of("a\tb\nc\rd\ve\ff") == Words{"a", "b", "c", "d", "e", "f"});
-  CHECK(words_of("a\x01" "b\x1f" "c") == Words{"a", "b", "c"});
+  CHECK(words_of("a\x01"
+                 "b\x1f"
+                 "c") == Words{"a", "b", "c"});
   CHECK(words_of("  leading   and trailing  ") == Words{"leading", "and", "trailing"});
   CHECK(words_of("caf\xc3\xa9 x\xa0y") == Words{"caf\xc3\xa9", "x\xa0y"});  // bytes past 0x7F are letters
 }
@@ -74,8 +76,8 @@ TEST_CASE("double quotes keep separators inside one word and are left out of key
   CHECK(words_of("dyndbg=\"file a.c +p\" quiet") == Words{"dyndbg=file a.c +p", "quiet"});
   CHECK(words_of("\"key=a b\" x") == Words{"key=a b", "x"});
   CHECK(words_of("\"flag\"") == Words{"flag"});
-  CHECK(words_of("a=\"b\"c") == Words{"a=b\"c"});            // a quote not at the end stays
-  CHECK(words_of("a=b\"c d\"") == Words{"a=b\"c d\""});      // quotes inside a value protect, stay
+  CHECK(words_of("a=\"b\"c") == Words{"a=b\"c"});              // a quote not at the end stays
+  CHECK(words_of("a=b\"c d\"") == Words{"a=b\"c d\""});        // quotes inside a value protect, stay
   CHECK(words_of("a=\"open ended") == Words{"a=open ended"});  // an unclosed quote runs to the end
   CHECK(words_of("a=\"") == Words{"a="});
   CHECK(words_of("\"") == Words{""});
@@ -92,7 +94,7 @@ TEST_CASE("flags are whole words without '='; keys match whole keys") {
   CHECK_FALSE(command_line_has(text, n, "console"));  // a key, not a flag
   CHECK_FALSE(command_line_has("kpack.debug=1", 13, "kpack.debug"));
   CHECK(command_line_has("quiet\tkpack.debug\n", 18, "kpack.debug"));  // a tab before, a newline after
-  CHECK(command_line_has("kpack.debug", 11, "kpack.debug"));            // the last word, no separator
+  CHECK(command_line_has("kpack.debug", 11, "kpack.debug"));           // the last word, no separator
   CHECK_FALSE(command_line_has("", 0, "kpack.debug"));
 
   command_line::Bytes read{"key=1 keyfoo=2 ke=3"};

@@ -24,19 +24,19 @@ struct Descriptor {
 std::vector<uint8_t> map_of(const std::vector<Descriptor>& descriptors, uint64_t stride = kOvmfDescriptorSize) {
   std::vector<uint8_t> bytes(descriptors.size() * stride, 0xAA);
   for (size_t i = 0; i < descriptors.size(); ++i) {
-    efi::MemoryDescriptor d{descriptors[i].type, 0, descriptors[i].start, 0, descriptors[i].pages,
+    efi::MemoryDescriptor d{descriptors[i].type,     0, descriptors[i].start, 0, descriptors[i].pages,
                             descriptors[i].attribute};
     std::memcpy(bytes.data() + i * stride, &d, sizeof(d));
   }
   return bytes;
 }
 
-constexpr uint64_t kRuntime = 1ull << 63;      // EFI_MEMORY_RUNTIME
-constexpr uint64_t kWriteBack = 1ull << 3;     // EFI_MEMORY_WB
+constexpr uint64_t kRuntime = 1ull << 63;   // EFI_MEMORY_RUNTIME
+constexpr uint64_t kWriteBack = 1ull << 3;  // EFI_MEMORY_WB
 const std::vector<Descriptor> kOvmfMap = {
     {efi::kBootServicesCode, 0x0, 0x1, kWriteBack},
     {efi::kConventionalMemory, 0x1000, 0x9F, kWriteBack},
-    {efi::kConventionalMemory, 0x100000, 0x700, kWriteBack},   // after the legacy hole
+    {efi::kConventionalMemory, 0x100000, 0x700, kWriteBack},  // after the legacy hole
     {efi::kAcpiMemoryNvs, 0x800000, 0x8, kWriteBack},
     {efi::kConventionalMemory, 0x808000, 0x3, kWriteBack},
     {efi::kAcpiMemoryNvs, 0x80B000, 0x1, kWriteBack},
@@ -51,9 +51,9 @@ const std::vector<Descriptor> kOvmfMap = {
     {efi::kAcpiReclaimMemory, 0x1AB0000, 0x5, kWriteBack},
     {efi::kReservedMemory, 0x1AB5000, 0xB, kWriteBack},
     {efi::kConventionalMemory, 0x1AC0000, 0x1E540, kWriteBack},
-    {efi::kMemoryMappedIo, 0xB0000000, 0x10000, kRuntime},      // PCIe ECAM
+    {efi::kMemoryMappedIo, 0xB0000000, 0x10000, kRuntime},  // PCIe ECAM
     {efi::kReservedMemory, 0xFEFFC000, 0x4, kWriteBack},
-    {efi::kMemoryMappedIo, 0xFFC00000, 0x400, kRuntime},        // the flash
+    {efi::kMemoryMappedIo, 0xFFC00000, 0x400, kRuntime},  // the flash
     {efi::kPersistentMemory, 0x100000000, 0x40000, kWriteBack},
     {efi::kUnusableMemory, 0x140000000, 0x10, kWriteBack},
     {efi::kUnacceptedMemory, 0x140010000, 0x100, kWriteBack},
@@ -73,10 +73,8 @@ std::vector<Entry> table_of(const boot::BootParams& params) {
 }
 
 uint32_t convert(const std::vector<uint8_t>& bytes, E820View view, boot::BootParams* params,
-                 boot::E820Entry* extended = nullptr, uint32_t capacity = 0,
-                 uint64_t stride = kOvmfDescriptorSize) {
-  return efi_memory_map_to_e820(EfiMemoryMapView{bytes.data(), bytes.size(), stride}, view, params, extended,
-                                capacity);
+                 boot::E820Entry* extended = nullptr, uint32_t capacity = 0, uint64_t stride = kOvmfDescriptorSize) {
+  return efi_memory_map_to_e820(EfiMemoryMapView{bytes.data(), bytes.size(), stride}, view, params, extended, capacity);
 }
 
 }  // namespace
@@ -84,8 +82,9 @@ uint32_t convert(const std::vector<uint8_t>& bytes, E820View view, boot::BootPar
 TEST_CASE("an OVMF map for the kernel: Linux's types, neighbours of one type merged") {
   auto params = std::make_unique<boot::BootParams>();
   CHECK(convert(map_of(kOvmfMap), E820View::kHandover, params.get()) == 0);
-  CHECK(table_of(*params) == std::vector<Entry>{
-            {0x0, 0xA0000, boot::kE820Ram},                 // boot services code + conventional
+  CHECK(table_of(*params) ==
+        std::vector<Entry>{
+            {0x0, 0xA0000, boot::kE820Ram},  // boot services code + conventional
             {0x100000, 0x700000, boot::kE820Ram},
             {0x800000, 0x8000, boot::kE820Nvs},
             {0x808000, 0x3000, boot::kE820Ram},
@@ -100,10 +99,10 @@ TEST_CASE("an OVMF map for the kernel: Linux's types, neighbours of one type mer
             {0x1AC0000, 0x1E540000, boot::kE820Ram},
             {0xB0000000, 0x10000000, boot::kE820Reserved},  // MMIO
             {0xFEFFC000, 0x4000, boot::kE820Reserved},
-            {0xFFC00000, 0x400000, boot::kE820Reserved},    // MMIO
+            {0xFFC00000, 0x400000, boot::kE820Reserved},  // MMIO
             {0x100000000, 0x40000000, boot::kE820Pmem},
             {0x140000000, 0x10000, boot::kE820Unusable},
-            {0x140010000, 0x100000, boot::kE820Reserved},   // unaccepted: no acceptance table for it
+            {0x140010000, 0x100000, boot::kE820Reserved},  // unaccepted: no acceptance table for it
         });
 }
 
@@ -111,13 +110,13 @@ TEST_CASE("the same map for placing the kernel: conventional memory only") {
   auto params = std::make_unique<boot::BootParams>();
   CHECK(convert(map_of(kOvmfMap), E820View::kFreeOnly, params.get()) == 0);
   CHECK(table_of(*params) == std::vector<Entry>{
-            {0x1000, 0x9F000, boot::kE820Ram},
-            {0x100000, 0x700000, boot::kE820Ram},
-            {0x808000, 0x3000, boot::kE820Ram},
-            {0x80C000, 0x4000, boot::kE820Ram},
-            {0xA80000, 0x1000000, boot::kE820Ram},
-            {0x1AC0000, 0x1E540000, boot::kE820Ram},
-        });
+                                 {0x1000, 0x9F000, boot::kE820Ram},
+                                 {0x100000, 0x700000, boot::kE820Ram},
+                                 {0x808000, 0x3000, boot::kE820Ram},
+                                 {0x80C000, 0x4000, boot::kE820Ram},
+                                 {0xA80000, 0x1000000, boot::kE820Ram},
+                                 {0x1AC0000, 0x1E540000, boot::kE820Ram},
+                             });
   efi::MemoryDescriptor soft{efi::kConventionalMemory, 0, 0, 0, 1, efi::kMemorySpecificPurpose};
   CHECK(e820_type_of(soft, E820View::kFreeOnly) == boot::kE820Ram);
   CHECK(e820_type_of(soft, E820View::kHandover) == boot::kE820SoftReserved);
@@ -128,7 +127,8 @@ TEST_CASE("descriptors are walked at the firmware's stride") {
   for (uint64_t stride : {40, 48, 64}) {
     auto params = std::make_unique<boot::BootParams>();
     convert(map_of(two, stride), E820View::kHandover, params.get(), nullptr, 0, stride);
-    CHECK(table_of(*params) == std::vector<Entry>{{0x100000, 0x10000, boot::kE820Ram}, {0x200000, 0x1000, boot::kE820Nvs}});
+    CHECK(table_of(*params) ==
+          std::vector<Entry>{{0x100000, 0x10000, boot::kE820Ram}, {0x200000, 0x1000, boot::kE820Nvs}});
   }
   auto params = std::make_unique<boot::BootParams>();
   params->e820_entries = 7;

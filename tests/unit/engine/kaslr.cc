@@ -192,8 +192,10 @@ TEST_CASE("a KASLR run: a random slot above the floor, the table applied, nothin
       CHECK(r.relocations == (r.virtual_offset ? 4 : 0));
       CHECK(run.u64_at(run.text() + 0x100) == run.original_u64(run.text() + 0x100) + r.virtual_offset);
       CHECK(run.u64_at(run.data() + 0x10) == run.original_u64(run.data() + 0x10) + r.virtual_offset);
-      CHECK(run.u32_at(run.data() + 0x20) == static_cast<uint32_t>(run.original_u32(run.data() + 0x20) - r.virtual_offset));
-      CHECK(run.u32_at(run.text() + 0x200) == static_cast<uint32_t>(run.original_u32(run.text() + 0x200) + r.virtual_offset));
+      CHECK(run.u32_at(run.data() + 0x20) ==
+            static_cast<uint32_t>(run.original_u32(run.data() + 0x20) - r.virtual_offset));
+      CHECK(run.u32_at(run.text() + 0x200) ==
+            static_cast<uint32_t>(run.original_u32(run.text() + 0x200) + r.virtual_offset));
       CHECK(run.memory->violations().empty());
       CHECK(run.memory->stray_writes({run.protected_part}).empty());
       bases.insert(r.base);

@@ -67,26 +67,106 @@ TEST_CASE("parse_kernel_headers rejects each malformed input with its own messag
   const std::vector<uint8_t> good = make_kernel_elf(typical_segments());
   expect({}, "truncated ELF header");
   expect(std::vector<uint8_t>(good.begin(), good.begin() + 63), "truncated ELF header");
-  { auto e = good; e[0] = 0; expect(e, "not an ELF file"); }
-  { auto e = good; e[4] = 1; expect(e, "not a 64-bit ELF (ELFCLASS)"); }
-  { auto e = good; e[5] = 2; expect(e, "not a little-endian ELF"); }
-  { auto e = good; ehdr(e)->machine = 3; expect(e, "not an x86-64 ELF (e_machine)"); }
-  { auto e = good; ehdr(e)->type = 3; expect(e, "not an executable ELF (e_type)"); }
-  { auto e = good; ehdr(e)->phnum = 0; expect(e, "bad e_phnum"); }
-  { auto e = good; ehdr(e)->phnum = 65535; expect(e, "bad e_phnum"); }
-  { auto e = good; ehdr(e)->phentsize = 32; expect(e, "bad e_phentsize"); }
-  { auto e = good; ehdr(e)->phoff = e.size() - 8; expect(e, "program headers outside the ELF headers"); }
-  { auto e = good; phdr(e, 0)->filesz = uint64_t{phdr(e, 0)->memsz} + 1; expect(e, "segment's p_filesz exceeds p_memsz"); }
-  { auto e = good; phdr(e, 3)->offset = e.size() - 16; expect(e, "segment extends past the end of the file"); }
-  { auto e = good; phdr(e, 0)->paddr = 0x80000; expect(e, "segment below 1 MiB"); }
-  { auto e = good; phdr(e, 1)->paddr = 0xFFFFF000; expect(e, "segment above 4 GiB"); }
-  { auto e = good; phdr(e, 1)->paddr = ~0ull - 0x1000; expect(e, "segment's physical range wraps around"); }
-  { auto e = good; phdr(e, 1)->offset = phdr(e, 0)->offset; expect(e, "segments overlap in the file"); }
-  { auto e = good; phdr(e, 1)->paddr = 0x1010000; expect(e, "segments overlap in memory"); }
-  { auto e = good; ehdr(e)->entry = 0x5000000; expect(e, "entry point outside every executable segment"); }
-  { auto e = good; ehdr(e)->entry = 0x1200000; expect(e, "entry point outside every executable segment"); }
-  { auto e = good; for (int i = 0; i < 4; ++i) phdr(e, i)->type = 6; expect(e, "no PT_LOAD segment"); }
-  { auto e = good; phdr(e, 0)->offset = 0x100; expect(e, "first segment overlaps the ELF headers"); }
+  {
+    auto e = good;
+    e[0] = 0;
+    expect(e, "not an ELF file");
+  }
+  {
+    auto e = good;
+    e[4] = 1;
+    expect(e, "not a 64-bit ELF (ELFCLASS)");
+  }
+  {
+    auto e = good;
+    e[5] = 2;
+    expect(e, "not a little-endian ELF");
+  }
+  {
+    auto e = good;
+    ehdr(e)->machine = 3;
+    expect(e, "not an x86-64 ELF (e_machine)");
+  }
+  {
+    auto e = good;
+    ehdr(e)->type = 3;
+    expect(e, "not an executable ELF (e_type)");
+  }
+  {
+    auto e = good;
+    ehdr(e)->phnum = 0;
+    expect(e, "bad e_phnum");
+  }
+  {
+    auto e = good;
+    ehdr(e)->phnum = 65535;
+    expect(e, "bad e_phnum");
+  }
+  {
+    auto e = good;
+    ehdr(e)->phentsize = 32;
+    expect(e, "bad e_phentsize");
+  }
+  {
+    auto e = good;
+    ehdr(e)->phoff = e.size() - 8;
+    expect(e, "program headers outside the ELF headers");
+  }
+  {
+    auto e = good;
+    phdr(e, 0)->filesz = uint64_t{phdr(e, 0)->memsz} + 1;
+    expect(e, "segment's p_filesz exceeds p_memsz");
+  }
+  {
+    auto e = good;
+    phdr(e, 3)->offset = e.size() - 16;
+    expect(e, "segment extends past the end of the file");
+  }
+  {
+    auto e = good;
+    phdr(e, 0)->paddr = 0x80000;
+    expect(e, "segment below 1 MiB");
+  }
+  {
+    auto e = good;
+    phdr(e, 1)->paddr = 0xFFFFF000;
+    expect(e, "segment above 4 GiB");
+  }
+  {
+    auto e = good;
+    phdr(e, 1)->paddr = ~0ull - 0x1000;
+    expect(e, "segment's physical range wraps around");
+  }
+  {
+    auto e = good;
+    phdr(e, 1)->offset = phdr(e, 0)->offset;
+    expect(e, "segments overlap in the file");
+  }
+  {
+    auto e = good;
+    phdr(e, 1)->paddr = 0x1010000;
+    expect(e, "segments overlap in memory");
+  }
+  {
+    auto e = good;
+    ehdr(e)->entry = 0x5000000;
+    expect(e, "entry point outside every executable segment");
+  }
+  {
+    auto e = good;
+    ehdr(e)->entry = 0x1200000;
+    expect(e, "entry point outside every executable segment");
+  }
+  {
+    auto e = good;
+    for (int i = 0; i < 4; ++i) phdr(e, i)->type = 6;
+    expect(e, "no PT_LOAD segment");
+  }
+  {
+    auto e = good;
+    phdr(e, 0)->offset = 0x100;
+    expect(e, "first segment overlaps the ELF headers");
+  }
 }
 
 TEST_CASE("parse_kernel_headers bounds segments by the stream size it is given") {

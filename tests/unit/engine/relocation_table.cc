@@ -167,8 +167,8 @@ TEST_CASE("relocate_kernel: a bad entry in the last list reverts the lists alrea
     RelocationTable t;
     StubStatus s = relocate_kernel(bytes.data(), bytes.size(), p.kernel, p.base, kDelta, *p.memory, &t);
     REQUIRE_FALSE(s.ok());
-    CHECK(std::string(s.message) == (bad ? "relocation target outside the kernel"
-                                         : "relocation table has more than three 0 words"));
+    CHECK(std::string(s.message) ==
+          (bad ? "relocation target outside the kernel" : "relocation table has more than three 0 words"));
     CHECK(p.u64(a) == before_a);
     CHECK(p.u64(b) == before_b);
     CHECK(p.u64(a + 8) == p.u64(a + 8));

@@ -21,8 +21,8 @@ using test::put;
 
 namespace {
 
-constexpr uint32_t kStubBytes = 0x400;  // filler standing in for the decompressor before the payload
-constexpr uint32_t kRecordOffset = 0x100;  // where make_bzimage puts a kpack record
+constexpr uint32_t kStubBytes = 0x400;         // filler standing in for the decompressor before the payload
+constexpr uint32_t kRecordOffset = 0x100;      // where make_bzimage puts a kpack record
 constexpr uint32_t kFrameTableOffset = 0x200;  // and the record's frame table
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -203,8 +203,8 @@ TEST_CASE("looks_like_bzimage") {
 
 TEST_CASE("read_bzimage and extract_kernel for every stock payload format") {
   const auto kernel = kernel_bytes();
-  for (StreamFormat format : {StreamFormat::kGzip, StreamFormat::kXz, StreamFormat::kLz4Legacy,
-                              StreamFormat::kLz4Frame, StreamFormat::kZstd, StreamFormat::kRaw}) {
+  for (StreamFormat format : {StreamFormat::kGzip, StreamFormat::kXz, StreamFormat::kLz4Legacy, StreamFormat::kLz4Frame,
+                              StreamFormat::kZstd, StreamFormat::kRaw}) {
     CAPTURE(stream_format_name(format));
     const auto payload = compress(format, kernel);
     const auto file = make_bzimage(payload);
@@ -240,7 +240,8 @@ TEST_CASE("setup_sects 0 means 4") {
 TEST_CASE("a kpack record is found and checked") {
   const auto payload = compress(StreamFormat::kZstd, kernel_bytes());
   const auto info = make_stub_info(payload.size());
-  const auto good_file = make_bzimage(payload, {.stub_info = info, .frames = {one_frame(payload.size(), kernel_bytes())}});
+  const auto good_file =
+      make_bzimage(payload, {.stub_info = info, .frames = {one_frame(payload.size(), kernel_bytes())}});
   auto image = read_bzimage(good_file, "bzImage");
   REQUIRE_MESSAGE(image.ok(), (image.ok() ? "" : image.error().message));
   REQUIRE(image->kpack.has_value());
@@ -407,7 +408,8 @@ TEST_CASE("elf_file_extent") {
   auto arm = elf_bytes;
   arm[18] = 183;
   check_error(arm, "k: the kernel ELF is for machine 183, not x86-64");
-  check_error(std::vector<uint8_t>(elf_bytes.begin(), elf_bytes.begin() + 40), "k: the decompressed kernel is not an ELF file");
+  check_error(std::vector<uint8_t>(elf_bytes.begin(), elf_bytes.begin() + 40),
+              "k: the decompressed kernel is not an ELF file");
   check_error(std::vector<uint8_t>(elf_bytes.begin(), elf_bytes.end() - 1),
               "k: the kernel ELF is truncated: it has 16575 bytes but needs 0x4000 + 192 for its section headers");
 
@@ -417,11 +419,13 @@ TEST_CASE("elf_file_extent") {
   std::memcpy(&load, long_segment.data() + 64, sizeof(load));
   load.filesz = 0x10000;
   put(long_segment, 64, load);
-  check_error(long_segment, "k: the kernel ELF is truncated: it has 16576 bytes but needs 0x1000 + 65536 for its segment 0");
+  check_error(long_segment,
+              "k: the kernel ELF is truncated: it has 16576 bytes but needs 0x1000 + 65536 for its segment 0");
   load.offset = ~uint64_t{0} - 4;  // offset + size overflows
   load.filesz = 0x10;
   put(long_segment, 64, load);
-  check_error(long_segment, "k: the kernel ELF is truncated: it has 16576 bytes but needs 0xfffffffffffffffb + 16 for its segment 0");
+  check_error(long_segment,
+              "k: the kernel ELF is truncated: it has 16576 bytes but needs 0xfffffffffffffffb + 16 for its segment 0");
 
   // A section stored after the section headers moves the end of the file.
   auto late_section = elf_bytes;
@@ -464,6 +468,6 @@ TEST_CASE("[real kernel] Debian's stock bzImage: header, lz4 payload, ELF and re
   const uint32_t appended = test::le32_at(*file, image->payload_offset + image->payload_size - 4);
   CHECK(appended == kernel->elf.size() + kernel->relocs.size());
   MESSAGE("setup " << image->setup_size << " B, payload " << image->payload_size << " B at " << image->payload_offset
-                   << ", ELF " << kernel->elf.size() << " B, relocs " << kernel->relocs.size()
-                   << " B, trailing u32 " << appended << ", file " << file->size() << " B");
+                   << ", ELF " << kernel->elf.size() << " B, relocs " << kernel->relocs.size() << " B, trailing u32 "
+                   << appended << ", file " << file->size() << " B");
 }

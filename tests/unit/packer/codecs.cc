@@ -22,8 +22,8 @@ namespace {
 
 // Compressible but not trivial: words from a small vocabulary in a pseudo-random order.
 std::vector<uint8_t> sample(size_t size, uint32_t seed) {
-  static const char* const kWords[] = {"kernel ", "page ", "0xffffffff81000000 ", "boot ", "\n", "relocs ",
-                                       "zstd ", "\x7f\x01\x02", "segment ", "\0\0\0\0"};
+  static const char* const kWords[] = {"kernel ", "page ", "0xffffffff81000000 ", "boot ",    "\n",
+                                       "relocs ", "zstd ", "\x7f\x01\x02",        "segment ", "\0\0\0\0"};
   std::vector<uint8_t> out;
   out.reserve(size + 32);
   uint32_t state = seed;
@@ -174,7 +174,8 @@ TEST_CASE("gzip frame is a real gzip member with CRC32 and ISIZE") {
   CHECK(out.size() < data.size() / 2);
 }
 
-TEST_CASE("lz4 frame header: linked 4 MiB blocks, content size, no content checksum (the frame table's XXH3 proves it)") {
+TEST_CASE(
+    "lz4 frame header: linked 4 MiB blocks, content size, no content checksum (the frame table's XXH3 proves it)") {
   const auto data = sample(100000, 3);
   for (int level : {1, 3, 9, 12}) {
     CAPTURE(level);
@@ -182,13 +183,13 @@ TEST_CASE("lz4 frame header: linked 4 MiB blocks, content size, no content check
     REQUIRE(out.size() > 15);
     CHECK(std::vector<uint8_t>(out.begin(), out.begin() + 4) == std::vector<uint8_t>{0x04, 0x22, 0x4D, 0x18});
     const uint8_t flg = out[4];
-    CHECK((flg >> 6) == 1);        // version 01
-    CHECK((flg & 0x20) == 0);      // blocks are linked
-    CHECK((flg & 0x10) == 0);      // no block checksum
-    CHECK((flg & 0x08) != 0);      // content size present
-    CHECK((flg & 0x04) == 0);      // no content checksum
+    CHECK((flg >> 6) == 1);    // version 01
+    CHECK((flg & 0x20) == 0);  // blocks are linked
+    CHECK((flg & 0x10) == 0);  // no block checksum
+    CHECK((flg & 0x08) != 0);  // content size present
+    CHECK((flg & 0x04) == 0);  // no content checksum
     CHECK(flg == 0x48);
-    CHECK(out[5] == 0x70);         // BD: 4 MiB maximum block size
+    CHECK(out[5] == 0x70);  // BD: 4 MiB maximum block size
     uint64_t content_size = 0;
     for (int i = 0; i < 8; ++i) content_size |= uint64_t{out[6 + i]} << (8 * i);
     CHECK(content_size == data.size());
@@ -283,8 +284,10 @@ TEST_CASE("round trips over concatenated frames with a trailing size") {
   const struct {
     Codec codec;
     StreamFormat format;
-  } cases[] = {{Codec::kGzip, StreamFormat::kGzip}, {Codec::kLz4, StreamFormat::kLz4Frame},
-               {Codec::kZstd, StreamFormat::kZstd}, {Codec::kXz, StreamFormat::kXz}};
+  } cases[] = {{Codec::kGzip, StreamFormat::kGzip},
+               {Codec::kLz4, StreamFormat::kLz4Frame},
+               {Codec::kZstd, StreamFormat::kZstd},
+               {Codec::kXz, StreamFormat::kXz}};
   for (const auto& test : cases) {
     CAPTURE(codec_name(test.codec));
     const auto payload = concat({frame(test.codec, a), frame(test.codec, b, 1), frame(test.codec, empty),
@@ -372,14 +375,15 @@ TEST_CASE("corrupt, truncated and oversized payloads are errors naming the file"
   const struct {
     StreamFormat format;
     std::vector<uint8_t> payload;
-    size_t checksum_at;           // where the content checksum sits, from the end of the frame
+    size_t checksum_at;            // where the content checksum sits, from the end of the frame
     const char* checksum_problem;  // what the library says when it does not match
   } cases[] = {
       {StreamFormat::kGzip, frame(Codec::kGzip, data), 8, "incorrect data check"},
       {StreamFormat::kLz4Frame, test::checked_lz4(data), 4, "ERROR_contentChecksum_invalid"},
       {StreamFormat::kZstd, test::checked_zstd(data), 4, "Restored data doesn't match checksum"},
       {StreamFormat::kXz, xz_stream(data), 0, ""},
-      {StreamFormat::kXz, frame(Codec::kXz, data), xz_check_from_end(frame(Codec::kXz, data)), "compressed data is corrupt"},
+      {StreamFormat::kXz, frame(Codec::kXz, data), xz_check_from_end(frame(Codec::kXz, data)),
+       "compressed data is corrupt"},
   };
   for (const auto& test : cases) {
     const std::string name = stream_format_name(test.format);
@@ -454,8 +458,8 @@ TEST_CASE("formats kpack does not read") {
 
 TEST_CASE("a payload that does not start with its format's magic") {
   const std::vector<uint8_t> junk = {1, 2, 3, 4, 5, 6, 7, 8};
-  for (StreamFormat format : {StreamFormat::kGzip, StreamFormat::kXz, StreamFormat::kLz4Legacy,
-                              StreamFormat::kLz4Frame, StreamFormat::kZstd}) {
+  for (StreamFormat format : {StreamFormat::kGzip, StreamFormat::kXz, StreamFormat::kLz4Legacy, StreamFormat::kLz4Frame,
+                              StreamFormat::kZstd}) {
     auto r = decode(format, junk);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message == std::string("vmlinuz: corrupt ") + stream_format_name(format) + " payload: bad magic");

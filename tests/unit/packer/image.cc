@@ -102,8 +102,8 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
       FrameEntry first = test::get<FrameEntry>(image, setup_size + info.frame_table_offset);
       CHECK(first.payload_offset == 0);
       CHECK(first.file_offset == 0);
-      FrameEntry last = test::get<FrameEntry>(image, setup_size + info.frame_table_offset +
-                                                         (info.frame_count - 1) * sizeof(FrameEntry));
+      FrameEntry last = test::get<FrameEntry>(
+          image, setup_size + info.frame_table_offset + (info.frame_count - 1) * sizeof(FrameEntry));
       CHECK(last.payload_offset + last.payload_size == payload_length);
     }
   }
@@ -134,7 +134,8 @@ TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment si
     const LoadSegment& s = k.segments[i];
     uint64_t run_address = s.paddr;
     uint64_t file_offset = setup_size + (run_address - load);
-    CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
+    CHECK(
+        std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
   }
   // bss is stored as zeros, so nothing past the file needs clearing.
   CHECK(image.size() - setup_size >= k.physical.begin - load + k.span());
@@ -156,7 +157,8 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
     REQUIRE(k->segment_count == input.kernel.segment_count);
     CHECK(k->entry == input.kernel.entry);
     for (uint32_t i = 0; i < k->segment_count; ++i) {
-      CHECK_MESSAGE(test::same_segment(input.elf, input.kernel.segments[i], payload->elf, k->segments[i]), "segment " << i);
+      CHECK_MESSAGE(test::same_segment(input.elf, input.kernel.segments[i], payload->elf, k->segments[i]),
+                    "segment " << i);
     }
     // The PT_NOTE (Xen's PVH entry lives there) still points at the same bytes.
     const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(payload->elf.data());
@@ -191,7 +193,8 @@ TEST_CASE("the kernel's version string goes where the header's kernel_version po
   KernelInput input = synthetic_input();
   // Two banners, as Debian's 6.1 has: the one printed at boot carries the build number.
   const char early[] = "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) # SMP Debian 1.2.3\n";
-  const char booted[] = "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) #7 SMP Debian 1.2.3\n";
+  const char booted[] =
+      "Linux version 6.1.0-test (me@host) (gcc (Debian 12) 12.2.0, GNU ld 2.40) #7 SMP Debian 1.2.3\n";
   const LoadSegment& data = input.kernel.segments[1];
   std::memcpy(input.elf.data() + data.offset + 0x100, early, sizeof(early));
   std::memcpy(input.elf.data() + data.offset + 0x400, booted, sizeof(booted));
@@ -230,8 +233,8 @@ TEST_CASE("version strings that are not there or not text are ignored") {
 // valid ELF with two small segments 3.7 GiB apart made `kpack --raw` allocate and zero that much,
 // dying of std::bad_alloc (SIGABRT) under any memory limit. It is now refused up front.
 TEST_CASE("regression: a raw image of a kernel spanning 3.7 GiB is refused, not allocated") {
-  Result<KernelInput> input =
-      kernel_input_from_elf(test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0xF0000000, 0x1000, 0x1000}}), "huge.elf");
+  Result<KernelInput> input = kernel_input_from_elf(
+      test::make_kernel_elf({{0x1000000, 0x1000, 0x1000}, {0xF0000000, 0x1000, 0x1000}}), "huge.elf");
   REQUIRE(input.ok());
   PackOptions options;
   options.compress = {Codec::kRaw, 0, 1};

@@ -69,11 +69,11 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     CHECK(test::get<uint32_t>(image, o + 36) == 0x200);                       // FileAlignment
     CHECK(test::get<uint16_t>(image, o + 44) == 3);  // MajorImageVersion: initrd by LoadFile2 and initrd=
     CHECK(test::get<uint32_t>(image, o + 56) == (pm_rva + image_size + 0xFFF) / 0x1000 * 0x1000);  // SizeOfImage
-    CHECK(test::get<uint32_t>(image, o + 60) == 0x1000);                      // SizeOfHeaders
-    CHECK(test::get<uint32_t>(image, o + 64) == 0);                           // CheckSum
-    CHECK(test::get<uint16_t>(image, o + 68) == 10);                          // EFI application
-    CHECK(test::get<uint16_t>(image, o + 70) == 0x0100);                      // NX_COMPAT
-    CHECK(test::get<uint32_t>(image, o + 108) == 6);                          // NumberOfRvaAndSizes
+    CHECK(test::get<uint32_t>(image, o + 60) == 0x1000);                                           // SizeOfHeaders
+    CHECK(test::get<uint32_t>(image, o + 64) == 0);                                                // CheckSum
+    CHECK(test::get<uint16_t>(image, o + 68) == 10);                                               // EFI application
+    CHECK(test::get<uint16_t>(image, o + 70) == 0x0100);                                           // NX_COMPAT
+    CHECK(test::get<uint32_t>(image, o + 108) == 6);                                      // NumberOfRvaAndSizes
     for (int d = 0; d < 6; ++d) CHECK(test::get<uint64_t>(image, o + 112 + 8 * d) == 0);  // no relocs, unsigned
 
     // Sections: the protected-mode part keeps its file layout in memory (the stub is position
@@ -136,7 +136,8 @@ TEST_CASE("--sbat adds a discardable .sbat section holding the given bytes") {
   CHECK(s.virtual_size == 100);
   CHECK(s.raw_size == 512);
   CHECK(s.characteristics == (kData | kRead | kDiscardable));
-  CHECK(s.virtual_address == (*view)->sections[4].virtual_address + ((*view)->sections[4].virtual_size + 0xFFF) / 0x1000 * 0x1000);
+  CHECK(s.virtual_address ==
+        (*view)->sections[4].virtual_address + ((*view)->sections[4].virtual_size + 0xFFF) / 0x1000 * 0x1000);
   CHECK(std::memcmp(image.data() + s.raw_offset, sbat.data(), sbat.size()) == 0);
   CHECK((*view)->size_of_image == s.virtual_address + 0x1000);
 }

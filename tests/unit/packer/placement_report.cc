@@ -70,9 +70,8 @@ TEST_CASE("placement report: a kernel for every load address, the live image unt
 TEST_CASE("regression: a pref_address near 2^64 is an error, and the placement report cannot wrap") {
   std::vector<uint8_t> image = packed_image();
   store_le<uint64_t>(image.data() + 0x258, 0xFFFFFFFFFFE00000ull);
-  CHECK(info_of(image) ==
-        "error: out.img: the setup header's pref_address 0xffffffffffe00000 plus its init_size " +
-            hex(test::le32_at(image, 0x260)) + " wraps around the address space");
+  CHECK(info_of(image) == "error: out.img: the setup header's pref_address 0xffffffffffe00000 plus its init_size " +
+                              hex(test::le32_at(image, 0x260)) + " wraps around the address space");
 
   Result<BzImage> read = read_bzimage(packed_image(), "out.img");
   REQUIRE(read.ok());

@@ -283,10 +283,19 @@ TEST_CASE("absolute symbols: listed when known relative (S_REL), skipped when co
   ElfBuilder b;
   uint32_t text = b.section(".text", kProgbits, kAllocExec, kText, 0x1000);
   // Listed: the linker marks these absolute but they are kernel addresses.
-  const char* relative[] = {"_end", "__init_begin", "__start___ksymtab_gpl", "__stop___param", "jiffies",
-                            "jiffies_64", "__end_rodata_hpage_align", "__start_pci_fixups_early",
-                            "__initramfs_start", "__builtin_initramfs_start", "init_per_cpu__gdt_page",
-                            "__alt_instructions_end", "__end_builtin_fw"};
+  const char* relative[] = {"_end",
+                            "__init_begin",
+                            "__start___ksymtab_gpl",
+                            "__stop___param",
+                            "jiffies",
+                            "jiffies_64",
+                            "__end_rodata_hpage_align",
+                            "__start_pci_fixups_early",
+                            "__initramfs_start",
+                            "__builtin_initramfs_start",
+                            "init_per_cpu__gdt_page",
+                            "__alt_instructions_end",
+                            "__end_builtin_fw"};
   uint64_t at = kText + 0x100;
   for (const char* name : relative) {
     b.rela(text, at, elf::kRX86_64_64, b.symbol(name, elf::kShnAbs, 0x1234));
@@ -306,8 +315,9 @@ TEST_CASE("absolute symbols: listed when known relative (S_REL), skipped when co
     ElfBuilder bad;
     uint32_t t = bad.section(".text", kProgbits, kAllocExec, kText);
     bad.rela(t, kText + 0x10, elf::kRX86_64_64, bad.symbol(name, elf::kShnAbs, 1));
-    CHECK(error_of(bad.build(), kModern) == "vmlinux: has an absolute relocation at 0xffffffff81000010 against absolute symbol " +
-                                                std::string(name) + " (the kernel's relocs tool rejects it too)");
+    CHECK(error_of(bad.build(), kModern) ==
+          "vmlinux: has an absolute relocation at 0xffffffff81000010 against absolute symbol " + std::string(name) +
+              " (the kernel's relocs tool rejects it too)");
   }
 }
 
@@ -326,7 +336,7 @@ TEST_CASE("up to 6.14, an SMP kernel's zero-based per-CPU section: inverse-32 li
   uint32_t init_begin = b.symbol("__init_begin", static_cast<uint16_t>(percpu), kPerCpuLoad);
   uint32_t init_gdt = b.symbol("init_per_cpu__gdt_page", static_cast<uint16_t>(percpu), kPerCpuLoad + 0x100);
 
-  b.rela(text, kText + 0x500, elf::kRX86_64Pc32, counter);      // %gs-relative access: inverse list
+  b.rela(text, kText + 0x500, elf::kRX86_64Pc32, counter);       // %gs-relative access: inverse list
   b.rela(text, kText + 0x400, elf::kRX86_64Plt32, section_sym);  // inverse list
   b.rela(text, kText + 0x600, elf::kRX86_64Pc32, extended);      // inverse list
   b.rela(text, kText + 0x700, elf::kRX86_64Pc32, load);          // not per-CPU: nothing
@@ -334,7 +344,7 @@ TEST_CASE("up to 6.14, an SMP kernel's zero-based per-CPU section: inverse-32 li
   b.rela(text, kText + 0x108, elf::kRX86_64_32S, counter);       // skipped
   b.rela(text, kText + 0x110, elf::kRX86_64_64, init_begin);     // listed
   b.rela(text, kText + 0x118, elf::kRX86_64_64, init_gdt);       // listed
-  b.rela(percpu, 0x10, elf::kRX86_64_64, func);                   // inside .data..percpu: moved to its copy
+  b.rela(percpu, 0x10, elf::kRX86_64_64, func);                  // inside .data..percpu: moved to its copy
   b.rela(percpu, 0x20, elf::kRX86_64_32S, func);
   b.text("padding so that no offset is 0");
   std::vector<uint8_t> file = b.build();
@@ -388,7 +398,8 @@ TEST_CASE("from 6.15, an absolute reference in .head.text is an error") {
   b.rela(text, kText + 0x1010, elf::kRX86_64_32S, early_data);
   b.rela(head, kText + 0x20, elf::kRX86_64_32S, early_data);
   std::vector<uint8_t> file = b.build();
-  CHECK(error_of(file, kModern) == "vmlinux: has an absolute reference to early_data at 0xffffffff81000020 in .head.text");
+  CHECK(error_of(file, kModern) ==
+        "vmlinux: has an absolute reference to early_data at 0xffffffff81000020 in .head.text");
   CHECK(table_of(file, kLegacy) == words({0, 0, 0, 0x81000020, 0x81001010}));
 }
 
@@ -486,9 +497,12 @@ TEST_CASE("the on-disk table: encode, parse, and the shape checks") {
   CHECK(split_relocation_lists({}, "r").error().message == "r: relocation table is empty");
   CHECK(split_relocation_lists(std::vector<uint8_t>(10, 0), "r").error().message ==
         "r: relocation table size is not a multiple of 4");
-  CHECK(split_relocation_lists(words({1, 0, 0}), "r").error().message == "r: relocation table does not start with a 0 word");
-  CHECK(split_relocation_lists(words({0, 5}), "r").error().message == "r: relocation table has neither two nor three 0 words");
-  CHECK(split_relocation_lists(words({0, 0, 0, 0}), "r").error().message == "r: relocation table has more than three 0 words");
+  CHECK(split_relocation_lists(words({1, 0, 0}), "r").error().message ==
+        "r: relocation table does not start with a 0 word");
+  CHECK(split_relocation_lists(words({0, 5}), "r").error().message ==
+        "r: relocation table has neither two nor three 0 words");
+  CHECK(split_relocation_lists(words({0, 0, 0, 0}), "r").error().message ==
+        "r: relocation table has more than three 0 words");
 }
 
 namespace {
@@ -558,8 +572,9 @@ TEST_CASE("packing takes the table from --relocs, else the stock image, else .re
   std::string anonymous = dir.write("anonymous", no_banner.build());
   input = load_kernel(anonymous);
   REQUIRE_FALSE(input.ok());
-  CHECK(input.error().message == anonymous + ": has .rela sections but no 'Linux version' banner to tell which "
-                                             "relocation table format it expects (give one with --relocs FILE)");
+  CHECK(input.error().message == anonymous +
+                                     ": has .rela sections but no 'Linux version' banner to tell which "
+                                     "relocation table format it expects (give one with --relocs FILE)");
   input = load_kernel(anonymous, given);  // --relocs settles it
   REQUIRE(input.ok());
   CHECK(input->relocs_origin == RelocsOrigin::kFile);

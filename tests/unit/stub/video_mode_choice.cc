@@ -34,8 +34,8 @@ VbeModeInfo text(uint16_t columns, uint16_t rows) {
 }
 
 struct RecordedVbe {
-  std::vector<uint16_t> list;                // what the far pointer in 4F00h's block points at
-  std::map<uint16_t, VbeModeInfo> replies;   // 4F01h; a missing number is refused
+  std::vector<uint16_t> list;               // what the far pointer in 4F00h's block points at
+  std::map<uint16_t, VbeModeInfo> replies;  // 4F01h; a missing number is refused
   mutable std::vector<uint16_t> queried;
   uint16_t entry(uint16_t i) const { return i < list.size() ? list[i] : 0xFFFF; }
   const VbeModeInfo* query(uint16_t number) const {
@@ -99,20 +99,20 @@ TEST_CASE("by menu position: VGA's modes, then the listed VESA modes with a size
 
 TEST_CASE("by number and by size, with the recalculate bit carried") {
   RecordedVbe vbe = qemu_std_vga();
-  check(choose(0x317, kVga, vbe), ModeSetter::kVesa, 0x317, 1024, 768);  // vga=791
+  check(choose(0x317, kVga, vbe), ModeSetter::kVesa, 0x317, 1024, 768);                   // vga=791
   CHECK(vbe.queried == std::vector<uint16_t>{0x100, 0x101, 0x108, 0x112, 0x115, 0x117});  // no further
   check(choose(0x8F05, kVga, vbe), ModeSetter::kVga, kMode80x30, 80, 30, true);
-  check(choose(0x3C50, kVga, vbe), ModeSetter::kVga, kMode80x60, 80, 60);     // 60 lines << 8 + 80 columns
-  check(choose(0x3C50, kEga, vbe), ModeSetter::kVesa, 0x308, 80, 60);         // EGA: the VBE text mode
+  check(choose(0x3C50, kVga, vbe), ModeSetter::kVga, kMode80x60, 80, 60);  // 60 lines << 8 + 80 columns
+  check(choose(0x3C50, kEga, vbe), ModeSetter::kVesa, 0x308, 80, 60);      // EGA: the VBE text mode
   check(choose(0x8000 | 0x308, kEga, vbe), ModeSetter::kVesa, 0x308, 80, 60, true);
 }
 
 TEST_CASE("numbers no list names: BIOS modes, unlisted VESA modes, else undefined") {
   RecordedVbe vbe = qemu_std_vga();
   check(choose(0x113, kVga, vbe), ModeSetter::kBios, 0x113, 0, 0);
-  check(choose(0x318, kVga, vbe), ModeSetter::kVesa, 0x318, 0, 0);  // listed, but planar: set unlisted
-  check(choose(0x344, kVga, vbe), ModeSetter::kVesa, 0x344, 0, 0);  // past the list's terminator
-  CHECK(choose(0x400, kVga, vbe).setter == ModeSetter::kUndefined);  // not 1024x768's (768 << 8) + 1024
+  check(choose(0x318, kVga, vbe), ModeSetter::kVesa, 0x318, 0, 0);    // listed, but planar: set unlisted
+  check(choose(0x344, kVga, vbe), ModeSetter::kVesa, 0x344, 0, 0);    // past the list's terminator
+  CHECK(choose(0x400, kVga, vbe).setter == ModeSetter::kUndefined);   // not 1024x768's (768 << 8) + 1024
   CHECK(choose(0x8F04, kVga, vbe).setter == ModeSetter::kUndefined);  // "current" with recalculate
   CHECK(choose(20, kVga, vbe).setter == ModeSetter::kUndefined);      // past the menu
   // Without VBE only the VGA table counts.
