@@ -99,6 +99,18 @@ secure_boot_on() {
     mkdir -p "$KPACK_EFIVARS"
     printf '\x06\x00\x00\x00\x01' > "$KPACK_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 }
+# install_under_secure_boot [KEY CERT]: the hook on, signing with KEY and CERT (paths on the target)
+# when given, Secure Boot on, then the kernel package's postinst hooks; their log shown.
+install_under_secure_boot() {
+    configure KPACK_HOOK yes
+    if [[ $# -eq 2 ]]; then
+        configure KPACK_SIGN_KEY "$1"
+        configure KPACK_SIGN_CERT "$2"
+    fi
+    secure_boot_on
+    run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
+    cat "$log"
+}
 need() { for t in "$@"; do command -v "$t" > /dev/null || { echo "hook.sh ($case): SKIP: $t not installed" >&2; exit 77; }; done; }
 # new_key PREFIX FORMAT: PREFIX.key and PREFIX.crt (FORMAT PEM or DER), a fresh pair as DKMS makes its own.
 new_key() {
@@ -238,12 +250,7 @@ EOF
             -out "$stage/etc/kpack-keys/db.key" 2> /dev/null || fail "cannot decrypt OVMF's snakeoil key"
         cert=$stage/etc/kpack-keys/db.crt
         cp /usr/share/ovmf/PkKek-1-snakeoil.pem "$cert"
-        configure KPACK_HOOK yes
-        configure KPACK_SIGN_KEY /etc/kpack-keys/db.key
-        configure KPACK_SIGN_CERT /etc/kpack-keys/db.crt
-        secure_boot_on
-        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
-        cat "$log"
+        install_under_secure_boot /etc/kpack-keys/db.key /etc/kpack-keys/db.crt
         grep -q "^kpack-kernel-hook: $version: packed $image (lz4, [0-9]* bytes, signed with $cert; stock kernel in " "$log" \
             || fail "the hook did not say it packed and signed the kernel"
         is_kpack_image "$image" || fail "$image is not a kpack image under Secure Boot with a key"
@@ -267,10 +274,7 @@ EOF
         cp "$work/mok.key" "$stage/var/lib/dkms/mok.key"
         cp "$work/mok.crt" "$stage/var/lib/dkms/mok.pub"
         openssl x509 -inform DER -in "$work/mok.crt" -out "$work/mok.pem"
-        configure KPACK_HOOK yes
-        secure_boot_on
-        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
-        cat "$log"
+        install_under_secure_boot
         is_kpack_image "$image" || fail "$image is not a kpack image with DKMS's key present"
         signed_with "$image" "$work/mok.pem" || fail "$image is not signed with DKMS's key"
         cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
@@ -282,10 +286,7 @@ EOF
         no_leftovers
         ;;
     secure-boot.no-key)
-        configure KPACK_HOOK yes
-        secure_boot_on
-        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
-        cat "$log"
+        install_under_secure_boot
         [[ $(grep -c '^kpack-kernel-hook:' "$log") -eq 1 ]] || fail "expected one kpack-kernel-hook line"
         grep -qxF "$(unsigned_line "no key configured, no DKMS key")" "$log" \
             || fail "the hook did not say why it kept the stock kernel and which settings sign it"
@@ -308,12 +309,7 @@ EOF
         need sbsign sbverify openssl
         new_key "$stage/etc/kpack-keys/one" PEM
         new_key "$stage/etc/kpack-keys/other" PEM
-        configure KPACK_HOOK yes
-        configure KPACK_SIGN_KEY /etc/kpack-keys/one.key
-        configure KPACK_SIGN_CERT /etc/kpack-keys/other.crt
-        secure_boot_on
-        run_maintainer_hooks postinst configure || { cat "$log" >&2; fail "the postinst hooks failed under Secure Boot"; }
-        cat "$log"
+        install_under_secure_boot /etc/kpack-keys/one.key /etc/kpack-keys/other.crt
         # sbsign's words; their capital letter varies between its code paths.
         grep -qixF "$(unsigned_line "sbsign: error in key/certificate chain")" "$log" \
             || fail "the hook did not say that sbsign refused the key pair"
