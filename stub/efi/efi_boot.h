@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stub/efi/efi.h"
+#include "formats/uefi.h"
 #include "formats/boot_params.h"
 #include "stub/engine/physical_memory.h"
 #include "stub/engine/range.h"
