@@ -1,7 +1,8 @@
-// Host codecs. Packing writes one standard frame per region (gzip member, LZ4 frame, zstd frame,
-// xz stream), each recording its content size and checksum, so the stub can decode every region
-// straight to its destination and verify it. Reading decodes whole payload streams, including the formats
-// stock kernels ship.
+// Host codecs. Packing writes standard frames (gzip member, LZ4 frame, zstd frame, xz stream), each
+// recording its content size, so the stub can decode every piece of a region straight to its
+// destination; each is proved by its own CRC32 (gzip, xz) or by the frame table's XXH3-64 (lz4,
+// zstd: formats/kpack_image.h). Reading decodes whole payload streams, including the formats stock
+// kernels ship.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +36,7 @@ int max_level(Codec codec);
 uint64_t xz_dictionary_for(int level, uint64_t largest);
 
 // What a region of the payload holds, for xz's filters. Measured on Debian's 6.1 generic kernel
-// (README, "xz"): kBytes lc=4; kCode x86 BCJ, lc=4 (BCJ turns call and jump targets absolute, so
+// (BENCHMARKS.md, "xz"): kBytes lc=4; kCode x86 BCJ, lc=4 (BCJ turns call and jump targets absolute, so
 // repeated calls match); kData (writable, not executable: pointers, counters) lc=0 lp=2 pb=2, 1.9 KB
 // smaller than lc=4 there; kTable (the relocation table, sorted 32-bit words) the delta filter over
 // the words, lc=0 lp=2 pb=2, 72 KB smaller than LZMA2 alone.

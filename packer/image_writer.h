@@ -21,7 +21,7 @@ struct PackOptions {
   CompressOptions compress;
   // The lowest physical address the kernel may run at. By default the kernel's own link address
   // (CONFIG_PHYSICAL_START, 16 MiB on Debian), the floor the stock decompressor keeps: below it
-  // lies ZONE_DMA (see README, "Where the kernel runs").
+  // lies ZONE_DMA (see doc/kaslr.md).
   std::optional<uint64_t> kernel_address;
   // Raw images: move the kernel to a random physical slot at boot (one copy of it); compressed
   // images always draw one unless the command line says nokaslr.

@@ -27,8 +27,8 @@ std::string version_text() {
   return std::string("kpack ") + KPACK_VERSION + "\n" +
          "codecs (stub and packer): " + library("zlib", ZLIB_VERSION, zlibVersion()) + ", " +
          library("lz4", LZ4_VERSION_STRING, LZ4_versionString()) + ", " +
-         library("zstd", ZSTD_VERSION_STRING, ZSTD_versionString()) + "\n" +
-         "reads stock xz payloads with: " + library("liblzma", LZMA_VERSION_STRING, lzma_version_string()) + "\n";
+         library("zstd", ZSTD_VERSION_STRING, ZSTD_versionString()) + ", " +
+         library("liblzma", LZMA_VERSION_STRING, lzma_version_string()) + "\n";
 }
 
 }  // namespace kpack

@@ -19,7 +19,7 @@ ctest_status=0
 ctest --test-dir build --output-on-failure --output-junit ctest-junit.xml || ctest_status=$?
 tests/check-skips.sh build/ctest-junit.xml
 [[ $ctest_status -eq 0 ]] || exit "$ctest_status"
-# The loader x codec matrix of that run, for the log (and the README).
+# The loader x codec matrix of that run, for the log (and doc/loaders.md).
 tests/loaders/matrix-table.sh build || true
 tests/efi/matrix-table.sh build || true       # and the EFI paths' (tests/efi)
 
