@@ -31,6 +31,7 @@ struct Guid {
   uint16_t data2, data3;
   uint8_t data4[8];
 };
+static_assert(sizeof(Guid) == 16);
 
 inline constexpr Guid kLoadedImageProtocol = {
     0x5B1B31A1, 0x9562, 0x11D2, {0x8E, 0x3F, 0x00, 0xA0, 0xC9, 0x69, 0x72, 0x3B}};
@@ -48,6 +49,9 @@ inline constexpr Guid kGlobalVariable = {0x8BE4DF61, 0x93CA, 0x11D2, {0xAA, 0x0D
 // The vendor media device path Linux loaders install their LoadFile2 initrd on.
 inline constexpr Guid kLinuxInitrdMedia = {
     0x5568E427, 0x68FC, 0x4F3D, {0xAC, 0x74, 0xCA, 0x55, 0x52, 0x31, 0xCC, 0x68}};
+// The configuration table's ACPI entries: the 2.0 RSDP, and the 1.0 one older firmware gives.
+inline constexpr Guid kAcpi20Table = {0x8868E871, 0xE4F1, 0x11D3, {0xBC, 0x22, 0x00, 0x80, 0xC7, 0x3C, 0x88, 0x81}};
+inline constexpr Guid kAcpi10Table = {0xEB9D2D30, 0x2D88, 0x11D3, {0x9A, 0x16, 0x00, 0x90, 0x27, 0x3F, 0xC1, 0x4D}};
 // Measured boot: the TPM's protocol, its final events table, and the table the kernel reads the
 // event log from (Linux's LINUX_EFI_TPM_EVENT_LOG_GUID).
 inline constexpr Guid kTcg2Protocol = {0x607F766C, 0x7455, 0x42BE, {0x93, 0x0B, 0xE4, 0xD7, 0x6D, 0xB2, 0x72, 0x0F}};
@@ -129,10 +133,15 @@ struct RuntimeServices {
 };
 static_assert(offsetof(RuntimeServices, get_variable) == 0x48);
 
+// The one definition of the system and configuration tables: the EFI entries call through them,
+// and the engine reads them on the host too (the RSDP of a boot-protocol entry under UEFI, through
+// efi_info.efi_systab), so the layout is the 64-bit one whatever the host's pointers.
 struct ConfigurationTable {
   Guid vendor_guid;
   void* vendor_table;
 };
+static_assert(sizeof(ConfigurationTable) == 24);
+static_assert(offsetof(ConfigurationTable, vendor_table) == 16);
 
 struct SystemTable {
   TableHeader header;
@@ -149,8 +158,11 @@ struct SystemTable {
   uint64_t number_of_table_entries;
   ConfigurationTable* configuration_table;
 };
+inline constexpr uint64_t kSystemTableSignature = 0x5453595320494249;  // "IBI SYST"
+static_assert(sizeof(SystemTable) == 0x78);
 static_assert(offsetof(SystemTable, con_out) == 0x40);
 static_assert(offsetof(SystemTable, boot_services) == 0x60);
+static_assert(offsetof(SystemTable, number_of_table_entries) == 0x68);
 static_assert(offsetof(SystemTable, configuration_table) == 0x70);
 
 struct LoadedImage {

@@ -39,6 +39,7 @@ void store_framebuffer(const Firmware& fw, boot::ScreenInfo* screen) {
   screen->lfb_base = static_cast<uint32_t>(mode->frame_buffer_base);
   screen->ext_lfb_base = static_cast<uint32_t>(mode->frame_buffer_base >> 32);
   screen->lfb_size = static_cast<uint32_t>(mode->frame_buffer_size);
+  screen->pages = 1;  // one framebuffer page, as the Linux EFI stub reports it to the fbdev drivers
   uint32_t capabilities = boot::kVideoCapabilitySkipQuirks;
   if (mode->frame_buffer_base >> 32) capabilities |= boot::kVideoCapability64BitBase;
   screen->capabilities = capabilities;

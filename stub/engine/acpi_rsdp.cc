@@ -1,7 +1,7 @@
 #include "stub/engine/acpi_rsdp.h"
 
-#include "formats/efi_system_table.h"
 #include "formats/le.h"
+#include "formats/uefi.h"
 
 namespace kpack {
 namespace {
@@ -33,11 +33,10 @@ uint64_t scan(PhysicalMemory& memory, uint64_t start, uint64_t size) {
 }
 
 // The table of `guid` in the configuration table, or 0.
-uint64_t configuration_table(const uint8_t* entries, uint64_t count, const uint8_t (&guid)[16]) {
-  for (uint64_t i = 0; i < count; ++i) {
-    const auto& entry = reinterpret_cast<const efi::ConfigurationTableEntry*>(entries)[i];
-    if (__builtin_memcmp(entry.vendor_guid, guid, sizeof(guid)) == 0) return entry.vendor_table;
-  }
+uint64_t configuration_table(const efi::ConfigurationTable* entries, uint64_t count, const efi::Guid& guid) {
+  for (uint64_t i = 0; i < count; ++i)
+    if (__builtin_memcmp(&entries[i].vendor_guid, &guid, sizeof(guid)) == 0)
+      return reinterpret_cast<uint64_t>(entries[i].vendor_table);
   return 0;
 }
 
@@ -46,17 +45,19 @@ uint64_t configuration_table(const uint8_t* entries, uint64_t count, const uint8
 uint64_t find_efi_rsdp(const boot::EfiInfo& info, PhysicalMemory& memory) {
   if (info.efi_loader_signature != boot::kEfiLoaderSignature64) return 0;
   uint64_t systab = info.efi_systab | (uint64_t{info.efi_systab_hi} << 32);
-  const uint8_t* head_bytes = systab ? memory.readable(systab, sizeof(efi::SystemTableHead)) : nullptr;
-  if (!head_bytes) return 0;
-  const auto& head = *reinterpret_cast<const efi::SystemTableHead*>(head_bytes);
-  if (head.signature != efi::kSystemTableSignature) return 0;
+  const uint8_t* table_bytes = systab ? memory.readable(systab, sizeof(efi::SystemTable)) : nullptr;
+  if (!table_bytes) return 0;
+  const auto& table = *reinterpret_cast<const efi::SystemTable*>(table_bytes);
+  if (table.header.signature != efi::kSystemTableSignature) return 0;
   // A count no firmware has: more would only be a garbled table (and an overflowing size).
-  uint64_t count = head.number_of_table_entries;
+  uint64_t count = table.number_of_table_entries;
   if (count > 1024) return 0;
-  const uint8_t* entries = memory.readable(head.configuration_table, count * sizeof(efi::ConfigurationTableEntry));
+  const uint8_t* entries =
+      memory.readable(reinterpret_cast<uint64_t>(table.configuration_table), count * sizeof(efi::ConfigurationTable));
   if (!entries) return 0;
-  if (uint64_t rsdp = configuration_table(entries, count, efi::kAcpi20TableGuid)) return rsdp;
-  return configuration_table(entries, count, efi::kAcpi10TableGuid);
+  const auto* config = reinterpret_cast<const efi::ConfigurationTable*>(entries);
+  if (uint64_t rsdp = configuration_table(config, count, efi::kAcpi20Table)) return rsdp;
+  return configuration_table(config, count, efi::kAcpi10Table);
 }
 
 uint64_t find_bios_rsdp(PhysicalMemory& memory) {

@@ -67,7 +67,8 @@ bool is_free_for_kernel(const efi::MemoryDescriptor& d, bool mirrored_only) {
 }
 
 uint32_t e820_type_of(const efi::MemoryDescriptor& d, E820View view) {
-  if (view == E820View::kFreeOnly) return d.type == efi::kConventionalMemory ? boot::kE820Ram : boot::kE820Reserved;
+  // Soft-reserved conventional memory is kept for its driver: stock's efi_random_alloc skips it too.
+  if (view == E820View::kFreeOnly) return is_free_for_kernel(d, false) ? boot::kE820Ram : boot::kE820Reserved;
   switch (d.type) {
     case efi::kLoaderCode:
     case efi::kLoaderData:

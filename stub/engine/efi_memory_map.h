@@ -32,10 +32,10 @@ bool is_free_for_kernel(const efi::MemoryDescriptor& descriptor, bool mirrored_o
 
 enum class E820View : uint8_t {
   kHandover,  // every range, typed for the kernel after ExitBootServices
-  kFreeOnly,  // only conventional memory, as RAM: where the kernel may go while boot services run
+  kFreeOnly,  // conventional memory not soft-reserved, as RAM: where the kernel may go under boot services
 };
 
-// The e820 type of one descriptor; kFreeOnly calls everything but conventional memory reserved.
+// The e820 type of one descriptor; kFreeOnly calls everything but free conventional memory reserved.
 uint32_t e820_type_of(const efi::MemoryDescriptor& descriptor, E820View view);
 
 // Fills params->e820_table and e820_entries, adjacent ranges of one type merged into one entry;

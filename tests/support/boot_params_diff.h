@@ -1,4 +1,4 @@
-// boot_params comparison for the setup16 tests (tests/setup16): read two 4096-byte boot_params
+// boot_params comparison for the parity tests (tests/setup16, tests/efi): read two 4096-byte boot_params
 // pages (raw, or the KPACK_BOOT_PARAMS dump tests/boot/init.c prints) and name every field that
 // differs. The layout is formats/boot_params.h's, through offsetof/sizeof only; the tool
 // tests/support/boot_params_diff.cc and the unit tests (tests/unit/support/boot_params_diff.cc) share this.
@@ -44,6 +44,7 @@ struct Field {
 #define KPACK_BP_HDR(f) KPACK_BP_MEMBER(hdr, SetupHeader, f, Kind::kScalar)
 #define KPACK_BP_SCREEN(f) KPACK_BP_MEMBER(screen_info, ScreenInfo, f, Kind::kScalar)
 #define KPACK_BP_IST(f) KPACK_BP_MEMBER(ist_info, IstInfo, f, Kind::kScalar)
+#define KPACK_BP_EFI(f) KPACK_BP_MEMBER(efi_info, EfiInfo, f, Kind::kScalar)
 
 // Every byte of the page, in offset order, each in exactly one field (the unit tests check that).
 inline const std::vector<Field>& fields() {
@@ -103,7 +104,14 @@ inline const std::vector<Field>& fields() {
         KPACK_BP_FIELD(ext_cmd_line_ptr, Kind::kScalar),
         KPACK_BP_FIELD(pad4, Kind::kBytes),
         KPACK_BP_FIELD(edid_info, Kind::kBytes),
-        KPACK_BP_FIELD(efi_info, Kind::kBytes),
+        KPACK_BP_EFI(efi_loader_signature),
+        KPACK_BP_EFI(efi_systab),
+        KPACK_BP_EFI(efi_memdesc_size),
+        KPACK_BP_EFI(efi_memdesc_version),
+        KPACK_BP_EFI(efi_memmap),
+        KPACK_BP_EFI(efi_memmap_size),
+        KPACK_BP_EFI(efi_systab_hi),
+        KPACK_BP_EFI(efi_memmap_hi),
         KPACK_BP_FIELD(alt_mem_k, Kind::kScalar),
         KPACK_BP_FIELD(scratch, Kind::kScalar),
         KPACK_BP_FIELD(e820_entries, Kind::kScalar),
@@ -174,6 +182,7 @@ inline const std::vector<Field>& fields() {
 #undef KPACK_BP_HDR
 #undef KPACK_BP_SCREEN
 #undef KPACK_BP_IST
+#undef KPACK_BP_EFI
 
 inline const Field* find_field(std::string_view name) {
   for (const Field& f : fields())

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "formats/efi_system_table.h"
+#include "formats/uefi.h"
 #include "stub/engine/acpi_rsdp.h"
 #include "tests/support/simulated_memory.h"
 
@@ -81,25 +81,19 @@ struct EfiFirmware {
     memory.load(kSystab, std::vector<uint8_t>(0x10000, 0));
     info.efi_loader_signature = boot::kEfiLoaderSignature64;
     info.efi_systab = kSystab;
-    efi::SystemTableHead head{};
-    head.signature = efi::kSystemTableSignature;
-    head.number_of_table_entries = 3;
-    head.configuration_table = kConfig;
-    std::memcpy(memory.at(kSystab), &head, sizeof(head));
-    put_entry(0, {0x01, 0x02}, 0x7E00000);  // e.g. the SMBIOS table
-    put_entry(1, efi::kAcpi10TableGuid, 0xF0010);
-    put_entry(2, efi::kAcpi20TableGuid, 0x7FB7E014);
+    efi::SystemTable table{};
+    table.header.signature = efi::kSystemTableSignature;
+    table.number_of_table_entries = 3;
+    table.configuration_table = reinterpret_cast<efi::ConfigurationTable*>(kConfig);
+    std::memcpy(memory.at(kSystab), &table, sizeof(table));
+    put_entry(0, {0xEB9D2D31, 0x2D88, 0x11D3, {0x9A, 0x16, 0x00, 0x90, 0x27, 0x3F, 0xC1, 0x4D}},
+              0x7E00000);  // SMBIOS_TABLE_GUID
+    put_entry(1, efi::kAcpi10Table, 0xF0010);
+    put_entry(2, efi::kAcpi20Table, 0x7FB7E014);
   }
-  void put_entry(int index, const uint8_t (&guid)[16], uint64_t table) {
-    efi::ConfigurationTableEntry entry{};
-    std::memcpy(entry.vendor_guid, guid, 16);
-    entry.vendor_table = table;
+  void put_entry(int index, const efi::Guid& guid, uint64_t table) {
+    efi::ConfigurationTable entry{guid, reinterpret_cast<void*>(table)};
     std::memcpy(memory.at(kConfig + index * sizeof(entry)), &entry, sizeof(entry));
-  }
-  void put_entry(int index, std::initializer_list<uint8_t> guid_start, uint64_t table) {
-    uint8_t guid[16] = {};
-    std::copy(guid_start.begin(), guid_start.end(), guid);
-    put_entry(index, guid, table);
   }
 };
 
@@ -127,9 +121,9 @@ TEST_CASE("an efi_info without a readable 64-bit system table names no RSDP, and
   info.efi_systab = EfiFirmware::kSystab + 0x100;  // no "IBI SYST" there
   CHECK(find_efi_rsdp(info, firmware.memory) == 0);
   // A configuration table pointer past memory is refused by PhysicalMemory, not read.
-  efi::SystemTableHead head{};
-  std::memcpy(&head, firmware.memory.at(EfiFirmware::kSystab), sizeof(head));
-  head.configuration_table = 0x7F0FFF0;
-  std::memcpy(firmware.memory.at(EfiFirmware::kSystab), &head, sizeof(head));
+  efi::SystemTable table{};
+  std::memcpy(&table, firmware.memory.at(EfiFirmware::kSystab), sizeof(table));
+  table.configuration_table = reinterpret_cast<efi::ConfigurationTable*>(0x7F0FFF0);
+  std::memcpy(firmware.memory.at(EfiFirmware::kSystab), &table, sizeof(table));
   CHECK(find_efi_rsdp(firmware.info, firmware.memory) == 0);
 }

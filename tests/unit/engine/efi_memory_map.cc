@@ -120,7 +120,7 @@ TEST_CASE("the same map for placing the kernel: conventional memory only") {
                                  {0x1AC0000, 0x1E540000, boot::kE820Ram},
                              });
   efi::MemoryDescriptor soft{efi::kConventionalMemory, 0, 0, 0, 1, efi::kMemorySpecificPurpose};
-  CHECK(e820_type_of(soft, E820View::kFreeOnly) == boot::kE820Ram);
+  CHECK(e820_type_of(soft, E820View::kFreeOnly) == boot::kE820Reserved);
   CHECK(e820_type_of(soft, E820View::kHandover) == boot::kE820SoftReserved);
 }
 

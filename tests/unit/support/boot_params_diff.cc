@@ -72,6 +72,9 @@ TEST_CASE("boot_params_diff: fields sit at their documented zero-page offsets") 
   CHECK(at("ist_info.signature") == std::pair<size_t, size_t>(0x060, 4));
   CHECK(at("acpi_rsdp_addr") == std::pair<size_t, size_t>(0x070, 8));
   CHECK(at("edid_info") == std::pair<size_t, size_t>(0x140, 0x80));
+  CHECK(at("efi_info.efi_loader_signature") == std::pair<size_t, size_t>(0x1C0, 4));
+  CHECK(at("efi_info.efi_memmap") == std::pair<size_t, size_t>(0x1D0, 4));
+  CHECK(at("efi_info.efi_memmap_hi") == std::pair<size_t, size_t>(0x1DC, 4));
   CHECK(at("alt_mem_k") == std::pair<size_t, size_t>(0x1E0, 4));
   CHECK(at("kbd_status") == std::pair<size_t, size_t>(0x1EB, 1));
   CHECK(at("hdr.vid_mode") == std::pair<size_t, size_t>(0x1FA, 2));
@@ -85,6 +88,7 @@ TEST_CASE("boot_params_diff: fields sit at their documented zero-page offsets") 
   CHECK(find_field("eddbuf")->entry_size == 82);  // Linux's struct edd_info
   CHECK(find_field("hdr") == nullptr);
   CHECK(find_field("screen_info") == nullptr);  // only its members
+  CHECK(find_field("efi_info") == nullptr);
 }
 
 TEST_CASE("boot_params_diff: input is a raw page or the last complete dump of a log") {

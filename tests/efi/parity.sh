@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# parity.sh KPACK BP_DIFF PATH IMAGE BUILD_DIR — ctest efi.parity.PATH.IMAGE: does a kpack image
+# hand the kernel the same boot_params under UEFI as the stock image booted the same way?
+#
+# PATH is one of:
+#   kernel        OVMF -kernel (tests/efi/efi-boot.sh): stock runs its EFI stub, kpack its PE entry
+#   systemd-boot  systemd-boot's LoadImage/StartImage, initrd through LoadFile2 (efi-boot.sh)
+#   grub-efi      GRUB x86_64-efi `linux` (tests/loaders/loader-boot.sh): GRUB's i386 loader fills
+#                 boot_params (efi_info, its e820 from the EFI map) and enters both images at the
+#                 boot protocol, so kpack's legacy entry runs under UEFI firmware
+# Both boots use the same firmware file (OVMF.fd, its variables in RAM), command line, initrd and
+# memory, with `kpack.bootparams` so /init dumps /sys/kernel/boot_params/data. boot_params_diff
+# then compares the two pages field by field, allowing only what parity-allow.txt lists for every
+# path or for PATH (each line with its reason); the whole diff is printed either way. IMAGE
+# `stock` compares stock with itself: the plumbing, which must find no difference but the ones
+# the firmware varies from boot to boot (the same allowlist applies).
+# Exit: 0 pass, 1 a boot failed or a field outside the allowlist differs, 77 skip (tool missing).
+set -euo pipefail
+
+[[ $# -eq 5 ]] || { echo "usage: $0 KPACK BP_DIFF PATH IMAGE BUILD_DIR" >&2; exit 2; }
+kpack=$1 bpdiff=$2 path=$3 kind=$4 build=$5
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# boot KIND A|B: the log of one boot, named apart from the matrix's (the tags).
+boot() {
+    local tag=.parity-$kind-$2 status=0 log
+    case $path in
+        kernel|systemd-boot)
+            KPACK_EFI_TAG=$tag KPACK_EFI_WORDS=kpack.bootparams \
+                "$here/efi-boot.sh" "$kpack" "$path" "$1" "$build" >&2 || status=$?
+            log=$build/boot/efi/$path-$1$tag.serial.log ;;
+        grub-efi)
+            KPACK_LOADER_TAG=$tag KPACK_APPEND=kpack.bootparams \
+                "$here/../loaders/loader-boot.sh" "$kpack" grub-efi "$1" "$build" >&2 || status=$?
+            log=$build/boot/loaders/grub-efi-$1$tag.serial.log ;;
+        *) echo "parity: unknown path '$path'" >&2; exit 2 ;;
+    esac
+    if [[ $status -eq 77 ]]; then exit 77; fi
+    [[ $status -eq 0 ]] || { echo "parity: FAIL: the $1 image did not boot through $path" >&2; exit 1; }
+    echo "$log"
+}
+log_a=$(boot stock A)
+log_b=$(boot "$kind" B)
+
+# FIELD[:MASK] is the first word of every line that is not a comment, or the second after
+# "PATH:" when PATH is this one.
+allow=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/parity-allow.txt" |
+    awk -v path="$path" '$1 !~ /:$/ { print $1 } $1 == path ":" { print $2 }' | paste -sd,)
+status=0
+"$bpdiff" "$log_a" "$log_b" ${allow:+--allow "$allow"} --labels "stock,$kind ($path)" || status=$?
+if [[ $status -eq 0 ]]; then
+    echo "parity: PASS: $path: stock and $kind hand over the same boot_params (allowlist: tests/efi/parity-allow.txt)"
+elif [[ $status -eq 1 ]]; then
+    echo "parity: FAIL: $path: stock and $kind differ outside tests/efi/parity-allow.txt (logs: $log_a, $log_b)" >&2
+fi
+exit $status
