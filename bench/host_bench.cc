@@ -206,6 +206,25 @@ struct Row {
   bool correct = false;
 };
 
+// The verification options on their own, each frame hashed as the engine takes them; the decoded
+// bytes are hashed right after the library wrote them, as a check after decoding would.
+void time_verification(const Loaded& l, uint8_t* flat, uint64_t capacity, int runs, Row& row) {
+  auto over_frames = [&](auto&& hash, bool decoded) {
+    uint64_t h = 0;
+    for (const FrameEntry& f : l.frames)
+      h ^= decoded ? hash(flat + f.file_offset, f.size) : hash(l.payload.data() + f.payload_offset, f.payload_size);
+    g_hash_sink = h;
+  };
+  std::vector<double> packed, decoded, sum;
+  for (int i = 0; i < runs; ++i) {
+    library_decode(l.codec, l.payload, flat, capacity);
+    decoded.push_back(seconds_of([&] { over_frames(xxh3_64, true); }));
+    packed.push_back(seconds_of([&] { over_frames(xxh3_64, false); }));
+    sum.push_back(seconds_of([&] { over_frames(word_sum, false); }));
+  }
+  row.hash_packed = median(packed), row.hash_decoded = median(decoded), row.sum_packed = median(sum);
+}
+
 Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<uint64_t> chunk, uint32_t threads,
                 bench::LeanMemory& ram) {
   PackOptions options;
@@ -249,16 +268,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
       std::memmove(destination.data() + (s.paddr - payload_elf.physical.begin), flat.data() + s.offset, s.filesz);
     }
   };
-  // The verification options, each frame on its own as the engine takes them.
-  bool xxh3 = digest_for(codec) == FrameDigest::kXxh3;
-  auto over_frames = [&](auto&& hash, bool decoded) {
-    uint64_t h = 0;
-    for (const FrameEntry& f : l.frames)
-      h ^= decoded ? hash(flat.data() + f.file_offset, f.size)
-                   : hash(l.payload.data() + f.payload_offset, f.payload_size);
-    g_hash_sink = h;
-  };
-  std::vector<double> engine, library, stock_times, copy, wall_one, wall_many, hash_packed, hash_decoded, sum_packed;
+  std::vector<double> engine, library, stock_times, copy, wall_one, wall_many;
   for (int i = 0; i < runs; ++i) {  // interleaved so drift in machine load hits every variant alike
     engine.push_back(seconds_of([&] { run_engine(l, ram); }));
     if (threads > 1) {
@@ -269,12 +279,6 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
     }
     library.push_back(seconds_of([&] { library_decode(codec, l.payload, flat.data(), capacity); }));
     stock_times.push_back(seconds_of(stock));
-    if (xxh3) {
-      library_decode(codec, l.payload, flat.data(), capacity);  // the decoded pass hashes what was just written
-      hash_decoded.push_back(seconds_of([&] { over_frames(xxh3_64, true); }));
-      hash_packed.push_back(seconds_of([&] { over_frames(xxh3_64, false); }));
-      sum_packed.push_back(seconds_of([&] { over_frames(word_sum, false); }));
-    }
     if (codec == Codec::kRaw) {
       uint64_t first = payload_elf.segments[0].offset;
       copy.push_back(
@@ -287,8 +291,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
   row.memcpy = copy.empty() ? 0 : median(copy);
   row.wall_one = wall_one.empty() ? 0 : median(wall_one);
   row.wall_many = wall_many.empty() ? 0 : median(wall_many);
-  if (xxh3)
-    row.hash_packed = median(hash_packed), row.hash_decoded = median(hash_decoded), row.sum_packed = median(sum_packed);
+  if (digest_for(codec) == FrameDigest::kXxh3) time_verification(l, flat.data(), capacity, runs, row);
   return row;
 }
 
