@@ -14,6 +14,12 @@
 //            segment memmoved to its destination (same frames as kpack, so only the shape differs)
 //   memcpy   raw only: copying the memory image once, what a loader that moves it would pay
 // and checks the engine's output against the vmlinux segments. Prints one table row per codec.
+// For codecs whose frames carry the frame table's XXH3 (lz4, zstd) a second table prices the
+// verification options on their own, each frame hashed where the engine would hash it:
+//   packed   XXH3-64 of each frame's compressed bytes (what the digest covers)
+//   decoded  XXH3-64 of each frame's decoded bytes (what it covered before record version 4)
+//   sum      a 64-bit word sum of the compressed bytes: the floor for any cheaper digest
+// and the engine's time over the library's: the verification's whole cost (target <= 1.05).
 //
 // kpack_host_bench --engine-once IMAGE [--kaslr] runs only the engine, once, on a kpack image file: for
 //   valgrind --tool=callgrind --toggle-collect='kpack::unpack_kernel*' to count its instructions
@@ -41,6 +47,7 @@
 #include "packer/bzimage_reader.h"
 #include "bench/lean_memory.h"
 #include "stub/engine/stub_record.h"
+#include "stub/engine/xxh3.h"
 #include "tests/support/thread_workers.h"
 
 using namespace kpack;
@@ -80,7 +87,8 @@ struct Loaded {
   uint64_t image_bytes = 0;
   StubRecord info{};
   uint64_t record_offset = 0;
-  std::span<const uint8_t> payload;  // inside RAM
+  std::span<const uint8_t> payload;    // inside RAM
+  std::span<const FrameEntry> frames;  // inside RAM
 };
 
 Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMemory& ram) {
@@ -94,6 +102,9 @@ Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMem
   uint64_t protected_size = image.size() - read->setup_size;
   std::memcpy(ram.writable(kImageBase, protected_size), image.data() + read->setup_size, protected_size);
   l.payload = {ram.readable(kImageBase + l.info.payload_offset, l.info.payload_size), l.info.payload_size};
+  uint64_t table_bytes = uint64_t{l.info.frame_count} * sizeof(FrameEntry);
+  l.frames = {reinterpret_cast<const FrameEntry*>(ram.readable(kImageBase + l.info.frame_table_offset, table_bytes)),
+              l.info.frame_count};
   return l;
 }
 
@@ -167,6 +178,19 @@ uint64_t library_decode(Codec codec, std::span<const uint8_t> src, uint8_t* dst,
   return src.size();
 }
 
+// Folds every 64-bit word of `bytes` (and the tail's bytes) into one sum: a single changed byte
+// changes it, and no digest reads the same bytes for less.
+uint64_t word_sum(const uint8_t* bytes, uint64_t size) {
+  uint64_t sum = 0, word;
+  uint64_t at = 0;
+  for (; at + 8 <= size; at += 8) std::memcpy(&word, bytes + at, 8), sum += word;
+  for (; at < size; ++at) sum += bytes[at];
+  return sum;
+}
+
+// Sinks the hashes so the compiler keeps every pass.
+volatile uint64_t g_hash_sink;
+
 double wall_seconds_of(const std::function<void()>& f) {
   auto start = std::chrono::steady_clock::now();
   f();
@@ -177,9 +201,29 @@ struct Row {
   std::string codec;
   uint64_t image = 0, segments = 0, moved = 0;
   double engine = 0, library = 0, stock = 0, memcpy = 0;
-  double wall_one = 0, wall_many = 0;  // --threads
+  double wall_one = 0, wall_many = 0;                        // --threads
+  double hash_packed = 0, hash_decoded = 0, sum_packed = 0;  // XXH3 codecs only
   bool correct = false;
 };
+
+// The verification options on their own, each frame hashed as the engine takes them; the decoded
+// bytes are hashed right after the library wrote them, as a check after decoding would.
+void time_verification(const Loaded& l, uint8_t* flat, uint64_t capacity, int runs, Row& row) {
+  auto over_frames = [&](auto&& hash, bool decoded) {
+    uint64_t h = 0;
+    for (const FrameEntry& f : l.frames)
+      h ^= decoded ? hash(flat + f.file_offset, f.size) : hash(l.payload.data() + f.payload_offset, f.payload_size);
+    g_hash_sink = h;
+  };
+  std::vector<double> packed, decoded, sum;
+  for (int i = 0; i < runs; ++i) {
+    library_decode(l.codec, l.payload, flat, capacity);
+    decoded.push_back(seconds_of([&] { over_frames(xxh3_64, true); }));
+    packed.push_back(seconds_of([&] { over_frames(xxh3_64, false); }));
+    sum.push_back(seconds_of([&] { over_frames(word_sum, false); }));
+  }
+  row.hash_packed = median(packed), row.hash_decoded = median(decoded), row.sum_packed = median(sum);
+}
 
 Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<uint64_t> chunk, uint32_t threads,
                 bench::LeanMemory& ram) {
@@ -247,6 +291,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
   row.memcpy = copy.empty() ? 0 : median(copy);
   row.wall_one = wall_one.empty() ? 0 : median(wall_one);
   row.wall_many = wall_many.empty() ? 0 : median(wall_many);
+  if (digest_for(codec) == FrameDigest::kXxh3) time_verification(l, flat.data(), capacity, runs, row);
   return row;
 }
 
@@ -308,12 +353,13 @@ int main(int argc, char** argv) {
   input->relocs.clear();  // the engine never decodes them; keep them out of the library's payload too
 
   bench::LeanMemory ram(kRamSize);
+  std::vector<Row> rows;
   std::printf("# %s, %d runs, median CPU ms; ratios are throughput relative to the engine's\n", path.c_str(), runs);
   std::printf("%-5s %10s %10s %9s %9s %9s %9s %8s %8s %6s %s\n", "codec", "image", "segments", "engine", "library",
               "stock", "memcpy", "eng/lib", "eng/stk", "moved", "check");
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     if (("," + codecs + ",").find(std::string(",") + codec_name(codec) + ",") == std::string::npos) continue;
-    Row r = bench_codec(*input, codec, runs, chunk, threads, ram);
+    Row r = rows.emplace_back(bench_codec(*input, codec, runs, chunk, threads, ram));
     std::printf("%-5s %10llu %10llu %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f %6llu %s\n", r.codec.c_str(),
                 static_cast<unsigned long long>(r.image), static_cast<unsigned long long>(r.segments), r.engine * 1e3,
                 r.library * 1e3, r.stock * 1e3, r.memcpy * 1e3, r.library / r.engine, r.stock / r.engine,
@@ -323,5 +369,11 @@ int main(int argc, char** argv) {
                   r.wall_one * 1e3, threads, r.wall_many * 1e3, r.wall_one / r.wall_many);
     std::fflush(stdout);
   }
+  std::printf("\n# verification, median CPU ms; eng/lib is the engine's time over the library's (target <= 1.05)\n");
+  std::printf("%-5s %9s %9s %9s %9s %9s %8s\n", "codec", "engine", "library", "packed", "decoded", "sum", "eng/lib");
+  for (const Row& r : rows)
+    if (r.hash_packed > 0)
+      std::printf("%-5s %9.2f %9.2f %9.2f %9.2f %9.2f %8.3f\n", r.codec.c_str(), r.engine * 1e3, r.library * 1e3,
+                  r.hash_packed * 1e3, r.hash_decoded * 1e3, r.sum_packed * 1e3, r.engine / r.library);
   return 0;
 }

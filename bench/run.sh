@@ -6,7 +6,8 @@
 # zstd), extracts each vmlinux with `kpack extract`, packs it raw/gzip/lz4/zstd, then
 #   guest  boots stock, PVH and every kpack image under QEMU/TCG (bench/guest.sh): -icount TSC at
 #          /init, and wall time to /init as the median of N interleaved rounds (default 10)
-#   host   kpack_host_bench on each vmlinux: engine vs library decode vs stock-shaped pipeline
+#   host   kpack_host_bench on each vmlinux: engine vs library decode vs stock-shaped pipeline, and
+#          what verifying lz4/zstd frames costs (its second table: engine/library, target <= 1.05)
 #   pack   image sizes, and pack time of `kpack --X` vs the codec's own CLI (bench/pack_time.sh)
 # and writes OUT/report.md and OUT/prekernel.svg (bench/report.py). A quick run: --runs 3
 # --pack-runs 1 --host-runs 3 --kernels 6.1.
@@ -15,7 +16,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KPACK_BUILD:-$repo/build}
 out=$build/bench-results
-runs=10 pack_runs=3 host_runs=11
+runs=10 pack_runs=3 host_runs=15
 kernels="6.1 6.12"
 skip_guest= skip_host= skip_pack=
 while [[ $# -gt 0 ]]; do

@@ -25,22 +25,26 @@ inline constexpr const char* codec_name(Codec codec) {
 }
 
 inline constexpr uint8_t kStubRecordMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
-inline constexpr uint32_t kStubRecordVersion = 3;
+inline constexpr uint32_t kStubRecordVersion = 4;  // 4: the XXH3 digest covers the compressed bytes
 // The stub blob is padded to this, and the StubRecord record starts right after it.
 inline constexpr uint32_t kStubRecordAlign = 16;
 
 // StubRecord::flags
 inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
 
-// What proves a decoded frame right (StubRecord::digest).
+// What proves a frame right (StubRecord::digest).
 enum class FrameDigest : uint32_t {
   kNone = 0,        // raw payloads: the loader's bytes are used as they are
   kFrameCheck = 1,  // the format's own check, computed by its decoder anyway (gzip CRC32, xz CRC32)
-  kXxh3 = 2,        // FrameEntry::digest, XXH3-64 of the decoded bytes; the frames carry no check
+  kXxh3 = 2,        // FrameEntry::digest, XXH3-64 of the frame's compressed bytes, checked before decoding
 };
 
 // The digest each codec's frames are written with: XXH3 where the format's own check is optional
 // and slower (LZ4's XXH32, zstd's XXH64), the format's check where its decoder computes it anyway.
+// XXH3 hashes the compressed bytes, not the decoded ones: 40 % of the bytes for lz4, which the
+// decoder then reads from cache, and a damaged frame is refused before it writes anything. The
+// decoder is deterministic, so proven input decodes to the kernel the packer cut; the frame table
+// itself is proven by check_frame_table and the exact sizes every decode must meet.
 constexpr FrameDigest digest_for(Codec codec) {
   switch (codec) {
     case Codec::kLz4:
@@ -91,7 +95,7 @@ struct FrameEntry {
   ul64 payload_size;    // compressed bytes
   ul64 file_offset;     // where the decoded bytes start in the ELF file (the relocation table: its end)
   ul64 size;            // decoded bytes
-  ul64 digest;          // XXH3-64 of the decoded bytes when StubRecord::digest says so, else 0
+  ul64 digest;          // XXH3-64 of the compressed bytes when StubRecord::digest says so, else 0
 };
 static_assert(sizeof(FrameEntry) == 40);
 static_assert(offsetof(FrameEntry, payload_size) == 8);

@@ -10,7 +10,9 @@
 //   codec    bits 0-1: raw, gzip, lz4, zstd, or with bit 4 set xz; bit 2 a random physical slot;
 //            bit 3 a random virtual offset with the relocation table, whose byte size is then the
 //            input's last 4 bytes (little-endian; not part of the payload); the draws come from a
-//            hash of the input
+//            hash of the input; bit 5 keeps the table's digests as they are (without it, each lz4
+//            or zstd frame's digest is set to its bytes' XXH3, so a mutated frame reaches the
+//            decoder instead of being refused by its digest before it)
 //   machine  bits 0-1 RAM size; bit 2 payload position; bits 3-4 lowest kernel address;
 //            bit 5 an initrd; bit 6 a reserved hole in RAM; bit 7 two helper threads decode
 //            frames alongside (the parallel path: the queue, per-frame verification)
@@ -27,6 +29,7 @@
 #include "stub/engine/relocation_table.h"
 #include "tests/support/thread_workers.h"
 #include "stub/engine/unpack.h"
+#include "stub/engine/xxh3.h"
 
 using namespace kpack;
 using kpack::fuzz::GuardedMemory;
@@ -126,6 +129,19 @@ void check_success(const UnpackRequest& request, const FreeMemory& free, const U
   }
 }
 
+// Each frame's digest set to the XXH3 of the bytes it names, where they lie in the payload.
+void prove_frames(Codec codec, std::vector<uint8_t>& table, const std::vector<uint8_t>& payload) {
+  if (digest_for(codec) != FrameDigest::kXxh3) return;
+  for (size_t at = 0; at + sizeof(FrameEntry) <= table.size(); at += sizeof(FrameEntry)) {
+    FrameEntry f;
+    std::memcpy(&f, table.data() + at, sizeof f);
+    uint64_t offset = f.payload_offset, packed = f.payload_size;
+    if (offset > payload.size() || packed > payload.size() - offset) continue;
+    f.digest = xxh3_64(payload.data() + offset, packed);
+    std::memcpy(table.data() + at, &f, sizeof f);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -142,6 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (table_bytes > m.payload_addr - kRamBase) return 0;
   std::vector<uint8_t> table(data + 3, data + 3 + table_bytes);
   std::vector<uint8_t> payload(data + 3 + table_bytes, data + size - (virtual_base ? 4 : 0));
+  if (!(data[0] & 0x20)) prove_frames(static_cast<Codec>(codec), table, payload);
   request.kaslr.physical = data[0] & 4;
   request.kaslr.virtual_base = virtual_base;
   if (virtual_base) request.relocations_size = load_le<uint32_t>(data + size - 4) & 0xFFFFC;

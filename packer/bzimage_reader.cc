@@ -51,8 +51,8 @@ Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> prot
   return std::optional<StubRecord>(info);
 }
 
-// A kpack image's frames prove what they decode to, as they do for the stub: the frame table is
-// checked as the stub checks it, and each frame's digest against the decoded bytes.
+// A kpack image's frames are proven as the stub proves them: the frame table checked as the stub
+// checks it, and each frame's digest against its compressed bytes.
 Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::span<const uint8_t> decoded,
                     const std::string& name) {
   const StubRecord& info = *image.kpack;
@@ -69,8 +69,9 @@ Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::sp
   if (uint64_t{last.file_offset} + uint64_t{last.size} != decoded.size())
     return error_in(name, "the frame table does not describe the decoded payload");
   if (info.digest != static_cast<uint32_t>(FrameDigest::kXxh3)) return Ok{};
+  const uint8_t* payload = file.data() + image.payload_offset;
   for (uint64_t i = 0; i < count; ++i)
-    if (XXH3_64bits(decoded.data() + frames[i].file_offset, frames[i].size) != frames[i].digest)
+    if (XXH3_64bits(payload + frames[i].payload_offset, frames[i].payload_size) != frames[i].digest)
       return error_in(name, "payload frame " + std::to_string(i) + " does not match its digest (corrupt image)");
   return Ok{};
 }

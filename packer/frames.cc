@@ -66,7 +66,7 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
     entry.payload_size = frames[i].size();
     entry.file_offset = pieces[i].file_offset;
     entry.size = pieces[i].bytes.size();
-    entry.digest = xxh3 ? XXH3_64bits(pieces[i].bytes.data(), pieces[i].bytes.size()) : 0;
+    entry.digest = xxh3 ? XXH3_64bits(frames[i].data(), frames[i].size()) : 0;
     out.frames.push_back(entry);
     out.bytes.insert(out.bytes.end(), frames[i].begin(), frames[i].end());
   }

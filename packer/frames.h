@@ -40,8 +40,8 @@ using FrameProgress = std::function<void(uint64_t done, uint64_t total)>;
 using FrameWriter =
     std::function<Status(const CompressOptions&, std::span<const uint8_t>, std::vector<uint8_t>&, const std::string&)>;
 
-// Appends one frame per piece to `out`, with its table entry (XXH3-64 of the piece when the codec's
-// digest is kXxh3). Running out of memory on a worker thread is an error like any other, not a
+// Appends one frame per piece to `out`, with its table entry (XXH3-64 of the compressed frame when
+// the codec's digest is kXxh3). Running out of memory on a worker thread is an error like any other, not a
 // terminate.
 Status append_frames(const CompressOptions& options, const std::vector<FramePiece>& pieces, FramedPayload& out,
                      const std::string& name, const FrameProgress& progress,

@@ -101,8 +101,8 @@ StubStatus FrameDecoder::decode(const uint8_t* src, uint64_t available, uint8_t*
   return status;
 }
 
-bool FrameDecoder::xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const {
-  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return xxh3_(dst, size) == expected;
+bool FrameDecoder::xxh3_matches(const uint8_t* src, uint64_t size, uint64_t expected) const {
+  if constexpr (has_decoder(Codec::kLz4) || has_decoder(Codec::kZstd)) return xxh3_(src, size) == expected;
   return false;
 }
 

@@ -40,9 +40,10 @@ class FrameDecoder {
   StubStatus decode(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, bool exact,
                     uint64_t* consumed, uint64_t* produced);
 
-  // XXH3-64 of dst[0, size) against `expected`: the frame table's digest (lz4 and zstd frames).
-  // Only the stubs whose codec uses it carry XXH3 (xxh3.h); the others answer false.
-  bool xxh3_matches(const uint8_t* dst, uint64_t size, uint64_t expected) const;
+  // XXH3-64 of a frame's compressed bytes src[0, size) against `expected`: the frame table's digest
+  // (lz4 and zstd frames). Only the stubs whose codec uses it carry XXH3 (xxh3.h); the others
+  // answer false.
+  bool xxh3_matches(const uint8_t* src, uint64_t size, uint64_t expected) const;
 
  private:
   StubStatus decode_gzip(const uint8_t* src, uint64_t available, uint8_t* dst, uint64_t capacity, uint64_t* consumed,

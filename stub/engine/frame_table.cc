@@ -40,11 +40,13 @@ StubStatus frame_target(const KernelHeaders& kernel, const FrameEntry& f, uint64
 
 StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const FrameEntry& f, uint32_t index,
                         FrameDigest digest, uint8_t* dst) {
-  uint64_t consumed = 0, produced = 0;
-  KPACK_TRY(decoder.decode(payload + f.payload_offset, f.payload_size, dst, f.size, true, &consumed, &produced));
-  if (consumed != f.payload_size) return fail("payload frame is shorter than the frame table says", index, consumed);
-  if (digest == FrameDigest::kXxh3 && !decoder.xxh3_matches(dst, f.size, f.digest))
+  const uint8_t* src = payload + f.payload_offset;
+  // Hashed first, the frame is then in cache for the decoder.
+  if (digest == FrameDigest::kXxh3 && !decoder.xxh3_matches(src, f.payload_size, f.digest))
     return fail("payload frame digest mismatch (corrupt payload)", index);
+  uint64_t consumed = 0, produced = 0;
+  KPACK_TRY(decoder.decode(src, f.payload_size, dst, f.size, true, &consumed, &produced));
+  if (consumed != f.payload_size) return fail("payload frame is shorter than the frame table says", index, consumed);
   return StubStatus::success();
 }
 

@@ -6,7 +6,8 @@
 #
 #   gzip, lz4, zstd, xz  64 bytes overwritten a third of the way into the payload: inside the
 #                    text segment's frame, after the headers were read and the kernel placed, so
-#                    the frame checksum (or the decoder) catches it mid-unpack
+#                    the frame checksum (or the decoder) catches it mid-unpack; for lz4 and zstd
+#                    the digest of the compressed frame, before the frame is decoded
 #   raw              the ELF magic at the start of the payload overwritten: caught before any write
 #   record-magic     (lz4) the kpack record's magic overwritten: caught before the stub maps or
 #                    relocates anything
@@ -26,7 +27,7 @@ damaged_image_setup "$3" "$mode"
 
 codec=$mode expect='kpack: error' firmware=() timeout_s=25
 case $mode in
-    efi-lz4) codec=lz4 expect='kpack: error: corrupt LZ4' firmware=(-bios /usr/share/qemu/OVMF.fd) timeout_s=30 ;;
+    efi-lz4) codec=lz4 expect='kpack: error: payload frame digest mismatch' firmware=(-bios /usr/share/qemu/OVMF.fd) timeout_s=30 ;;
     record-magic) codec=lz4 expect='kpack: error: the kpack record after the stub has no magic' ;;
     record-image-size) codec=lz4 expect="kpack: error: the kpack record's image size does not cover the stub" ;;
 esac

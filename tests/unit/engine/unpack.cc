@@ -25,6 +25,7 @@
 #include "tests/support/synthetic_kernel.h"
 #include "tests/support/thread_workers.h"
 #include "stub/engine/unpack.h"
+#include "stub/engine/xxh3.h"
 
 using namespace kpack;
 using kpack::test::SimulatedMemory;
@@ -321,6 +322,76 @@ TEST_CASE("frames are independent: cut into chunks, each decoded straight to its
     REQUIRE_FALSE(refused.status.ok());
     CHECK(std::string(refused.status.message) == "payload frame digest mismatch (corrupt payload)");
     CHECK(refused.status.a == 3);
+  }
+}
+
+// Every frame of `payload` decoded on its own by decode_frame (what the engine runs per frame),
+// once per position with that one byte of the frame flipped. Returns the positions whose flip was
+// not refused; each of those must still decode to exactly the original bytes.
+std::vector<uint64_t> flips_let_through(Codec codec, const FramedPayload& payload, const PayloadElf& elf) {
+  std::vector<uint8_t> arena_bytes(kArenaSize + (8 << 20));
+  std::vector<uint8_t> packed = payload.bytes, decoded;
+  std::vector<uint64_t> passed;
+  for (uint32_t i = 0; i < payload.frames.size(); ++i) {
+    const FrameEntry& f = payload.frames[i];
+    for (uint64_t at = f.payload_offset; at < f.payload_offset + f.payload_size; ++at) {
+      Arena arena(arena_bytes.data(), arena_bytes.size());
+      FrameDecoder decoder;
+      REQUIRE(decoder.init(codec, arena, digest_for(codec) != FrameDigest::kXxh3).ok());
+      decoded.assign(f.size, 0xAA);
+      packed[at] ^= 0xFF;
+      StubStatus status = decode_frame(decoder, packed.data(), f, i, digest_for(codec), decoded.data());
+      packed[at] ^= 0xFF;
+      if (!status.ok() && digest_for(codec) == FrameDigest::kXxh3) {
+        // Refused before decoding: not one byte of the destination written.
+        CHECK(std::string(status.message) == "payload frame digest mismatch (corrupt payload)");
+        CHECK(status.a == i);
+        CHECK(std::all_of(decoded.begin(), decoded.end(), [](uint8_t b) { return b == 0xAA; }));
+      }
+      if (status.ok()) {
+        passed.push_back(at - f.payload_offset);
+        Arena again_arena(arena_bytes.data(), arena_bytes.size());
+        FrameDecoder again;
+        REQUIRE(again.init(codec, again_arena).ok());
+        std::vector<uint8_t> clean(f.size);
+        REQUIRE(decode_frame(again, packed.data(), f, i, FrameDigest::kFrameCheck, clean.data()).ok());
+        CHECK(decoded == clean);
+        CHECK(std::equal(clean.begin(), clean.end(), elf.bytes.begin() + f.file_offset));
+      }
+    }
+  }
+  return passed;
+}
+
+TEST_CASE("lz4 and zstd digests cover each frame's compressed bytes, exactly") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  for (Codec codec : {Codec::kLz4, Codec::kZstd}) {
+    CAPTURE(codec_name(codec));
+    FramedPayload payload = compressed_payload(input, codec);
+    PayloadElf elf = layout_compact(input);
+    for (const FrameEntry& f : payload.frames) {
+      CHECK(f.digest == xxh3_64(payload.bytes.data() + f.payload_offset, f.payload_size));
+      CHECK(f.digest != xxh3_64(elf.bytes.data() + f.file_offset, f.size));
+    }
+  }
+}
+
+TEST_CASE("a flipped byte anywhere in any frame is refused, for every codec") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
+    CAPTURE(codec_name(codec));
+    FramedPayload payload = compressed_payload(input, codec);
+    std::vector<uint64_t> passed = flips_let_through(codec, payload, layout_compact(input));
+    if (codec != Codec::kGzip) {
+      CHECK(passed.empty());
+      continue;
+    }
+    // gzip's CRC32 covers the decoded bytes, not the member header's MTIME, XFL and OS (bytes 4-9):
+    // a flip there changes nothing the kernel gets (checked above), so it is let through.
+    std::vector<uint64_t> header;
+    for (size_t i = 0; i < payload.frames.size(); ++i)
+      for (uint64_t at = 4; at < 10; ++at) header.push_back(at);
+    CHECK(passed == header);
   }
 }
 

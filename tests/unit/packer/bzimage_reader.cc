@@ -178,9 +178,9 @@ StubRecord make_stub_info(uint64_t payload_size) {
   return info;
 }
 
-// The one frame of a payload that decodes to `content`.
-FrameEntry one_frame(uint64_t payload_size, std::span<const uint8_t> content) {
-  return FrameEntry{0, payload_size, 0, content.size(), XXH3_64bits(content.data(), content.size())};
+// The one frame of a payload, `packed`, that decodes to `size` bytes; its digest covers `packed`.
+FrameEntry one_frame(std::span<const uint8_t> packed, uint64_t size) {
+  return FrameEntry{0, packed.size(), 0, size, XXH3_64bits(packed.data(), packed.size())};
 }
 
 std::string error_of(std::span<const uint8_t> file) {
@@ -241,14 +241,14 @@ TEST_CASE("a kpack record is found and checked") {
   const auto payload = compress(StreamFormat::kZstd, kernel_bytes());
   const auto info = make_stub_info(payload.size());
   const auto good_file =
-      make_bzimage(payload, {.stub_info = info, .frames = {one_frame(payload.size(), kernel_bytes())}});
+      make_bzimage(payload, {.stub_info = info, .frames = {one_frame(payload, kernel_bytes().size())}});
   auto image = read_bzimage(good_file, "bzImage");
   REQUIRE_MESSAGE(image.ok(), (image.ok() ? "" : image.error().message));
   REQUIRE(image->kpack.has_value());
   CHECK(image->kpack->frame_count == 1);
   // extract proves every frame against its digest, as the stub does.
   CHECK(extract_kernel(*image, good_file, "bzImage").ok());
-  FrameEntry wrong = one_frame(payload.size(), kernel_bytes());
+  FrameEntry wrong = one_frame(payload, kernel_bytes().size());
   wrong.digest = wrong.digest + 1;
   const auto bad_file = make_bzimage(payload, {.stub_info = info, .frames = {wrong}});
   auto bad = read_bzimage(bad_file, "bzImage");
@@ -256,7 +256,7 @@ TEST_CASE("a kpack record is found and checked") {
   auto refused = extract_kernel(*bad, bad_file, "bzImage");
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message == "bzImage: payload frame 0 does not match its digest (corrupt image)");
-  FrameEntry short_frame = one_frame(payload.size() - 1, kernel_bytes());
+  FrameEntry short_frame = one_frame(std::span(payload).first(payload.size() - 1), kernel_bytes().size());
   const auto gap_file = make_bzimage(payload, {.stub_info = info, .frames = {short_frame}});
   auto gap = read_bzimage(gap_file, "bzImage");
   REQUIRE(gap.ok());
@@ -280,7 +280,7 @@ TEST_CASE("a kpack record is found and checked") {
   CHECK(image->kpack->payload_size == payload.size());
 
   CHECK(error_with([&](StubRecord& r) { r.version = 7; }) ==
-        "bzImage: written by a kpack with record version 7, this kpack reads version 3 (kpack record at 0xb00)");
+        "bzImage: written by a kpack with record version 7, this kpack reads version 4 (kpack record at 0xb00)");
   CHECK(contains(error_with([&](StubRecord& r) { r.payload_size = payload.size() - 1; }),
                  "disagrees with the setup header"));
   CHECK(error_with([&](StubRecord& r) { r.codec = 9; }) ==
