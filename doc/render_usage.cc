@@ -271,15 +271,18 @@ std::string join(const std::vector<std::string>& words, const std::string& sep) 
 }
 
 std::string bash_completion(const std::vector<Block>& blocks) {
-  std::vector<std::string> all, with_file, with_value, commands;
+  std::vector<std::string> all, with_file, with_dir, with_value, commands;
   for (const Block& b : blocks) {
     if (b.kind != "option") continue;
     Option o = parse_option(b.arg);
     for (const std::string& f : o.flags) {
       all.push_back(f);
       if (o.metavar.empty()) continue;
-      bool file = o.metavar.size() >= 4 && o.metavar.compare(o.metavar.size() - 4, 4, "FILE") == 0;
-      (file ? with_file : with_value).push_back(f);
+      auto ends_with = [&o](const std::string& tail) {
+        return o.metavar.size() >= tail.size() &&
+               o.metavar.compare(o.metavar.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      (ends_with("FILE") ? with_file : ends_with("DIR") ? with_dir : with_value).push_back(f);
     }
   }
   if (const Block* synopsis = find(blocks, "synopsis")) {
@@ -302,6 +305,8 @@ _kpack() {
 )";
   if (!with_file.empty())
     out += "        " + join(with_file, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
+  if (!with_dir.empty())
+    out += "        " + join(with_dir, "|") + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
   if (!with_value.empty()) out += "        " + join(with_value, "|") + ") return ;;  # a number\n";
   out += R"(    esac
     if [[ $cur == -* ]]; then
@@ -314,8 +319,9 @@ _kpack() {
         word=${COMP_WORDS[i]}
         case $word in
 )";
-  if (!with_file.empty() || !with_value.empty()) {
+  if (!with_file.empty() || !with_dir.empty() || !with_value.empty()) {
     std::vector<std::string> valued = with_file;
+    valued.insert(valued.end(), with_dir.begin(), with_dir.end());
     valued.insert(valued.end(), with_value.begin(), with_value.end());
     out += "            " + join(valued, "|") + ") ((i++)) ;;\n";
   }
