@@ -83,10 +83,10 @@ TEST_CASE("kpack stats prints a record's exact bytes as these lines") {
 
 TEST_CASE("kpack stats without a TSC rate or loader times prints cycles and no loader line") {
   std::vector<uint8_t> bytes = record_bytes();
-  put(bytes, 20, 2, 4);    // the 64-bit entry
-  put(bytes, 64, 4, 4);    // raw, in place
-  put(bytes, 68, 1, 4);    // one phase
-  put(bytes, 264, 1, 4);   // one CPU found
+  put(bytes, 20, 2, 4);   // the 64-bit entry
+  put(bytes, 64, 4, 4);   // raw, in place
+  put(bytes, 68, 1, 4);   // one phase
+  put(bytes, 264, 1, 4);  // one CPU found
   Result<RunRecord> run = parse_run_record(bytes, "d");
   REQUIRE(run.ok());
   std::vector<std::string> lines = describe_run_record(*run, "setup_data/0", std::nullopt, std::nullopt);
