@@ -59,14 +59,14 @@ inline constexpr uint32_t kRunInPlace = 1 << 2;        // raw: the kernel ran wh
 struct RunRecord {
   uint8_t magic[8];
   ul32 version;
-  ul32 size;   // sizeof(RunRecord) of this version
-  ul32 codec;  // Codec
-  ul32 entry;  // RunEntry
-  ul64 start_tsc;          // the stub's first instruction of C++
-  ul64 kernel_entry_tsc;   // just before the jump into the kernel
-  ul64 kernel_base;        // physical address of the kernel's lowest segment
-  ul64 kernel_entry;       // physical entry point
-  ul64 virtual_offset;     // added to the kernel's virtual base (KASLR)
+  ul32 size;              // sizeof(RunRecord) of this version
+  ul32 codec;             // Codec
+  ul32 entry;             // RunEntry
+  ul64 start_tsc;         // the stub's first instruction of C++
+  ul64 kernel_entry_tsc;  // just before the jump into the kernel
+  ul64 kernel_base;       // physical address of the kernel's lowest segment
+  ul64 kernel_entry;      // physical entry point
+  ul64 virtual_offset;    // added to the kernel's virtual base (KASLR)
   ul32 flags;
   ul32 phase_count;
   RunPhase phases[kRunRecordMaxPhases];

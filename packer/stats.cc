@@ -49,7 +49,8 @@ std::string kaslr_text(const RunRecord& run) {
   if (flags & kRunInPlace) return "none (raw, run where the loader put it)";
   std::string text;
   if (flags & kRunKaslrPhysical) text = "physical";
-  if (flags & kRunKaslrVirtual) text += (text.empty() ? "" : ", ") + format("virtual offset %#llx", number(run.virtual_offset));
+  if (flags & kRunKaslrVirtual)
+    text += (text.empty() ? "" : ", ") + format("virtual offset %#llx", number(run.virtual_offset));
   return text.empty() ? "none" : text;
 }
 
@@ -123,15 +124,18 @@ Result<RunRecord> parse_run_record(std::span<const uint8_t> data, const std::str
     return error_in(path, "is not a kpack run record (no kpackRUN magic)");
   uint32_t version = load_le<uint32_t>(data.data() + offsetof(RunRecord, version));
   if (version != kRunRecordVersion)
-    return error_in(path, format("is a version %u run record; this kpack reads version %u", version, kRunRecordVersion));
-  if (data.size() != sizeof(RunRecord) || load_le<uint32_t>(data.data() + offsetof(RunRecord, size)) != sizeof(RunRecord))
+    return error_in(path,
+                    format("is a version %u run record; this kpack reads version %u", version, kRunRecordVersion));
+  if (data.size() != sizeof(RunRecord) ||
+      load_le<uint32_t>(data.data() + offsetof(RunRecord, size)) != sizeof(RunRecord))
     return error_in(path, format("is %zu bytes; a version %u run record is %zu", data.size(), kRunRecordVersion,
                                  sizeof(RunRecord)));
   RunRecord run;
   std::memcpy(static_cast<void*>(&run), data.data(), sizeof(run));
   if (run.phase_count > kRunRecordMaxPhases) return error_in(path, "has more phases than a run record holds");
   for (uint32_t i = 0; i < run.phase_count; ++i)
-    if (run.phases[i].id >= kRunPhaseKinds) return error_in(path, format("has an unknown phase %u", uint32_t{run.phases[i].id}));
+    if (run.phases[i].id >= kRunPhaseKinds)
+      return error_in(path, format("has an unknown phase %u", uint32_t{run.phases[i].id}));
   return run;
 }
 
@@ -173,8 +177,8 @@ std::vector<std::string> describe_run_record(const RunRecord& run, const std::st
   lines.push_back("kpack run record: " + node + " (version " + std::to_string(uint32_t{run.version}) + ")");
   lines.push_back(format("entry: %s; codec: %s", run_entry_name(static_cast<RunEntry>(uint32_t{run.entry})),
                          codec_name(static_cast<Codec>(uint32_t{run.codec}))));
-  lines.push_back(format("kernel: at %#llx, entry %#llx; KASLR: %s", number(run.kernel_base),
-                         number(run.kernel_entry), kaslr_text(run).c_str()));
+  lines.push_back(format("kernel: at %#llx, entry %#llx; KASLR: %s", number(run.kernel_base), number(run.kernel_entry),
+                         kaslr_text(run).c_str()));
   lines.push_back(rate ? format("tsc: %.3f MHz (%s)", rate->khz / 1000, rate->source.c_str())
                        : std::string("tsc: rate unknown (no kernel log, no cpu MHz): cycles only"));
   for (uint32_t i = 0; i < run.phase_count; ++i) {
@@ -182,7 +186,8 @@ std::vector<std::string> describe_run_record(const RunRecord& run, const std::st
     const char* name = kRunPhaseNames[uint32_t{phase.id}];
     // The relocation phase counts entries where the others count bytes.
     const char* unit = std::strcmp(name, "relocated") == 0 ? "relocations" : "bytes";
-    lines.push_back(format("phase %s: %s, %llu %s", name, duration(phase.cycles, rate).c_str(), number(phase.bytes), unit));
+    lines.push_back(
+        format("phase %s: %s, %llu %s", name, duration(phase.cycles, rate).c_str(), number(phase.bytes), unit));
   }
   uint64_t start = run.start_tsc, end = run.kernel_entry_tsc;
   lines.push_back("stub: " + duration(end > start ? end - start : 0, rate) + " from entry to the kernel");
