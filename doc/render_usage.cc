@@ -270,27 +270,41 @@ std::string join(const std::vector<std::string>& words, const std::string& sep) 
   return out;
 }
 
-std::string bash_completion(const std::vector<Block>& blocks) {
-  std::vector<std::string> all, with_file, with_value, commands;
+// The words the completion offers: every option, those whose value is a file, a directory or
+// anything else (by the metavariable's ending), and the synopsis' subcommands.
+struct CompletionWords {
+  std::vector<std::string> all, with_file, with_dir, with_value, commands;
+};
+
+CompletionWords completion_words(const std::vector<Block>& blocks) {
+  CompletionWords w;
   for (const Block& b : blocks) {
     if (b.kind != "option") continue;
     Option o = parse_option(b.arg);
+    auto ends_with = [&o](const std::string& tail) {
+      return o.metavar.size() >= tail.size() &&
+             o.metavar.compare(o.metavar.size() - tail.size(), tail.size(), tail) == 0;
+    };
     for (const std::string& f : o.flags) {
-      all.push_back(f);
-      if (o.metavar.empty()) continue;
-      bool file = o.metavar.size() >= 4 && o.metavar.compare(o.metavar.size() - 4, 4, "FILE") == 0;
-      (file ? with_file : with_value).push_back(f);
+      w.all.push_back(f);
+      if (!o.metavar.empty())
+        (ends_with("FILE") ? w.with_file : ends_with("DIR") ? w.with_dir : w.with_value).push_back(f);
     }
   }
   if (const Block* synopsis = find(blocks, "synopsis")) {
     for (const std::string& l : synopsis->lines) {
       std::string first = l.substr(0, l.find(' '));
-      if (!first.empty() && std::islower(static_cast<unsigned char>(first[0]))) commands.push_back(first);
+      if (!first.empty() && std::islower(static_cast<unsigned char>(first[0]))) w.commands.push_back(first);
     }
   }
   // The parser also accepts --output for -o; complete its value the same way.
-  for (const std::string& f : with_file)
-    if (f == "-o") with_file.push_back("--output");
+  for (const std::string& f : w.with_file)
+    if (f == "-o") w.with_file.push_back("--output");
+  return w;
+}
+
+std::string bash_completion(const std::vector<Block>& blocks) {
+  auto [all, with_file, with_dir, with_value, commands] = completion_words(blocks);
   // The script's fixed text in raw strings, so it reads as the bash it is; the lists go between.
   std::string out = R"(# bash completion for kpack. Generated from doc/usage.txt by doc/render_usage.cc.
 # Plain bash (no bash-completion helpers needed): options, subcommands, file names.
@@ -302,6 +316,8 @@ _kpack() {
 )";
   if (!with_file.empty())
     out += "        " + join(with_file, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
+  if (!with_dir.empty())
+    out += "        " + join(with_dir, "|") + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
   if (!with_value.empty()) out += "        " + join(with_value, "|") + ") return ;;  # a number\n";
   out += R"(    esac
     if [[ $cur == -* ]]; then
@@ -314,8 +330,9 @@ _kpack() {
         word=${COMP_WORDS[i]}
         case $word in
 )";
-  if (!with_file.empty() || !with_value.empty()) {
+  if (!with_file.empty() || !with_dir.empty() || !with_value.empty()) {
     std::vector<std::string> valued = with_file;
+    valued.insert(valued.end(), with_dir.begin(), with_dir.end());
     valued.insert(valued.end(), with_value.begin(), with_value.end());
     out += "            " + join(valued, "|") + ") ((i++)) ;;\n";
   }

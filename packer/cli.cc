@@ -48,6 +48,8 @@ Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine
     cl.relocs_output = KPACK_TRY_RESULT(option_value(args, i));
   else if (a == "--sbat")
     cl.sbat_input = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--from")
+    cl.stats_from = KPACK_TRY_RESULT(option_value(args, i));
   else if (a == "--kernel-address")
     cl.pack.kernel_address = KPACK_TRY_RESULT(parse_number(a, KPACK_TRY_RESULT(option_value(args, i))));
   else if (a == "--level") {
@@ -60,8 +62,14 @@ Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine
   return Ok{};
 }
 
-// The command and its one input, from the words that are not options.
+// The command and its one input, from the words that are not options; stats reads the running
+// system instead.
 Status take_command_and_input(const std::vector<std::string>& words, CommandLine& cl) {
+  if (!words.empty() && words[0] == "stats") {
+    cl.command = Command::kStats;
+    if (words.size() != 1) return Error{"kpack: stats takes no input file (see kpack --help)"};
+    return Ok{};
+  }
   size_t first = 0;
   if (!words.empty() && (words[0] == "extract" || words[0] == "info")) {
     cl.command = words[0] == "extract" ? Command::kExtract : Command::kInfo;
@@ -74,6 +82,11 @@ Status take_command_and_input(const std::vector<std::string>& words, CommandLine
 
 // Which options go with which command.
 Status check_options_fit_command(CommandLine& cl) {
+  if (cl.command == Command::kStats) {
+    bool others = !cl.output.empty() || !cl.relocs_output.empty() || !cl.sbat_input.empty();
+    return others ? Error{"kpack: stats takes only --from DIR"} : Status{Ok{}};
+  }
+  if (!cl.stats_from.empty()) return Error{"kpack: --from goes with stats"};
   if (cl.command != Command::kInfo && cl.output.empty()) return Error{"kpack: missing -o OUTPUT"};
   // --relocs FILE: the table to write (extract) or to pack (the default command).
   if (cl.command == Command::kInfo && !cl.relocs_output.empty())

@@ -10,7 +10,7 @@
 
 namespace kpack {
 
-enum class Command { kPack, kExtract, kInfo, kHelp, kVersion };
+enum class Command { kPack, kExtract, kInfo, kStats, kHelp, kVersion };
 
 struct CommandLine {
   Command command = Command::kPack;
@@ -19,6 +19,7 @@ struct CommandLine {
   std::string relocs_output;  // extract --relocs
   std::string relocs_input;   // packing: --relocs FILE, the kernel's relocation table
   std::string sbat_input;     // packing: --sbat FILE, the .sbat section's contents
+  std::string stats_from;     // stats --from DIR: a copy of /sys/kernel/boot_params/setup_data
   PackOptions pack;
   bool level_given = false;
 };

@@ -17,6 +17,7 @@
 #include "packer/image_writer.h"
 #include "packer/info.h"
 #include "packer/kernel_input.h"
+#include "packer/stats.h"
 #include "packer/version.h"
 
 using namespace kpack;
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
       case Command::kPack: status = pack(*cl); break;
       case Command::kExtract: status = extract(*cl); break;
       case Command::kInfo: status = print_info(cl->input, stdout); break;
+      case Command::kStats: status = print_stats(cl->stats_from, stdout); break;
     }
   } catch (const std::bad_alloc&) {
     // Inputs are bounded before anything is allocated for them; this is the last line of defence.

@@ -14,13 +14,16 @@ namespace kpack {
 
 namespace {
 
-// With kpack.debug on the command line, each phase prints its TSC cycle count.
+// Each phase's TSC cycle count goes to the run record and, with kpack.debug on the command line,
+// to COM1.
 class DebugTrace final : public UnpackTrace {
  public:
-  DebugTrace(bool enabled, uint64_t start) : enabled_(enabled), last_(start), start_(start) {}
+  DebugTrace(bool enabled, uint64_t start, RunRecord* run)
+      : enabled_(enabled), last_(start), start_(start), run_(run) {}
   void phase(const char* name, uint64_t bytes) override {
     uint64_t now = rdtsc();
     if (enabled_) serial::print("kpack: %s bytes=%lu cycles=%lu\n", name, bytes, now - last_);
+    if (run_) record_phase(*run_, name, bytes, now - last_);
     last_ = now;
   }
   uint64_t total() const { return last_ - start_; }
@@ -29,6 +32,7 @@ class DebugTrace final : public UnpackTrace {
   bool enabled_;
   uint64_t last_;
   uint64_t start_;
+  RunRecord* run_;
 };
 
 // KASLR as the stock decompressor does it unless the command line says nokaslr: both bases drawn
@@ -84,7 +88,7 @@ StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const 
   if (!options.env) KPACK_TRY(read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &own_env));
   const BootEnvironment& env = options.env ? *options.env : own_env;
   bool debug = command_line_has(command_line_text(env), command_line_length(env), "kpack.debug");
-  DebugTrace trace(debug, options.start_tsc);
+  DebugTrace trace(debug, options.start_tsc, options.run);
   KaslrRequest kaslr = kaslr_request(*params, env, memory, options);
   // The kernel randomizes its own memory regions only when told KASLR is on.
   params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |

@@ -11,6 +11,7 @@
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
 #include "stub/engine/physical_memory.h"
+#include "stub/engine/run_record.h"
 #include "stub/engine/status.h"
 #include "stub/engine/unpack.h"
 
@@ -24,12 +25,7 @@ struct BootOptions {
   const BootEnvironment* env = nullptr;  // read by the caller already; else unpack_for_boot reads it
   FrameWorkers* workers = nullptr;       // helpers that decode frames alongside (the legacy entries' APs)
   uint32_t max_workers = 0;
-};
-
-// What the helpers of either kind (the legacy entries' APs, the firmware's) did, for kpack.debug.
-struct HelperCounts {
-  uint64_t found, started, ran, returned, late, start_cycles;
-  StubStatus problem;  // why only one CPU decoded, if one did
+  RunRecord* run = nullptr;  // gets each phase as kpack.debug prints it
 };
 
 // One line with kpack.debug: what was found and started, who decoded the frames, and which XXH3

@@ -159,11 +159,12 @@ Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
 
 // The shared boot (unpack_for_boot) with the firmware's memory: each range the engine writes is
 // claimed from the firmware first; on an error every claimed page goes back.
-Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, uint64_t start,
-                                  boot::BootParams* params, UnpackResult* result) {
+Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, boot::BootParams* params,
+                                  RunRecord* run, UnpackResult* result) {
   uint8_t entropy[32];
   BootOptions options;
-  options.start_tsc = start;
+  options.start_tsc = run->start_tsc;
+  options.run = run;
   options.bios_machine = false;
   options.extra_entropy = entropy;
   options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
@@ -189,12 +190,21 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
     return report(fw, unpacked);
   }
   helpers.print(*result, record);
+  record_result(*run, *result, helpers.counts());
   return kSuccess;
+}
+
+// The run record in a page of loader data, which the kernel keeps as a setup_data node. No page
+// leaves the boot without one.
+RunRecord* leave_run_record(const Firmware& fw, const RunRecord& run, boot::BootParams* params) {
+  uint64_t address = allocate_pages(fw, kRunRecordNodeSize, kBelow4G);
+  if (!address) return nullptr;
+  return link_run_record(*params, address, reinterpret_cast<uint8_t*>(address), run);
 }
 
 // Room for e820 entries past the zero page's 128, then the final map and ExitBootServices, then the
 // kernel. Returns only when the firmware is still up.
-Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry) {
+Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry, RunRecord* left) {
   MemoryMap final_map;
   Status status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
@@ -209,13 +219,14 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
 
   // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
   hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity);
+  if (left) left->kernel_entry_tsc = rdtsc();
   enter_kernel(entry, params);
 }
 
 // Both entries' whole job, from the firmware's hands to the kernel's. Returns only on an error,
 // which it has printed on ConOut.
 Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
-  uint64_t start = rdtsc();
+  RunRecord run = start_run_record(Codec::kRaw, given ? RunEntry::kEfiHandover : RunEntry::kEfiPe, rdtsc());
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
@@ -234,10 +245,11 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   install_tpm_event_log(fw);
 
   UnpackResult result;
+  run.codec = uint32_t{record->codec};
   status = store_free_memory(fw, params);
-  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, start, params, &result);
+  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, params, &run, &result);
   if (failed(status)) return status;
-  return exit_boot_services_into_kernel(fw, params, result.entry);
+  return exit_boot_services_into_kernel(fw, params, result.entry, leave_run_record(fw, run, params));
 }
 
 }  // namespace

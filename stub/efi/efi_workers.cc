@@ -159,11 +159,12 @@ uint32_t FirmwareProcessors::abandon_late_helpers() {
   return abandoned;
 }
 
+HelperCounts FirmwareProcessors::counts() const {
+  return {found_, started_, __atomic_load_n(&ran_, __ATOMIC_RELAXED), returned_, late_, start_cycles_, problem_};
+}
+
 void FirmwareProcessors::print(const UnpackResult& result, const StubRecord& record) const {
-  if (!debug_) return;
-  print_helper_counts(
-      {found_, started_, __atomic_load_n(&ran_, __ATOMIC_RELAXED), returned_, late_, start_cycles_, problem_}, result,
-      record);
+  if (debug_) print_helper_counts(counts(), result, record);
 }
 
 }  // namespace kpack::efi

@@ -8,6 +8,7 @@
 
 #include "stub/efi/efi_boot.h"
 #include "stub/engine/frame_workers.h"
+#include "stub/engine/run_record.h"
 #include "stub/engine/status.h"
 #include "stub/engine/stub_record.h"
 #include "stub/engine/unpack.h"
@@ -46,6 +47,7 @@ class FirmwareProcessors final : public FrameWorkers {
     for (;;) asm volatile("pause");
   }
 
+  HelperCounts counts() const;
   // With kpack.debug, the legacy entries' line: what was found and started, who decoded the frames.
   void print(const UnpackResult& result, const StubRecord& record) const;
 

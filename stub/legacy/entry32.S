@@ -15,6 +15,7 @@ startup_32:
 	leal	(BP_SCRATCH + 4)(%esi), %esp
 	call	1f
 1:	popl	%ebp
+	movb	$1, (entered_at_startup_32 - 1b)(%ebp)	// for the run record: not the 64-bit entry
 
 	leal	(boot_stack_top - 1b)(%ebp), %esp
 

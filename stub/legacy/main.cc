@@ -93,11 +93,14 @@ class ApplicationProcessors final : public FrameWorkers {
     for (;;) asm volatile("pause");
   }
 
+  HelperCounts counts() const {
+    return {report_.found,  report_.started,   __atomic_load_n(&ran_, __ATOMIC_RELAXED),
+            returned_,      report_.abandoned, report_.start_cycles,
+            report_.problem};
+  }
+
   void print(const UnpackResult& result, const StubRecord& record) const {
-    if (!debug_) return;
-    print_helper_counts({report_.found, report_.started, __atomic_load_n(&ran_, __ATOMIC_RELAXED), returned_,
-                         report_.abandoned, report_.start_cycles, report_.problem},
-                        result, record);
+    if (debug_) print_helper_counts(counts(), result, record);
   }
 
  private:
@@ -132,13 +135,33 @@ void print_ram_source(const BootEnvironment& env) {
                                       : "kpack: free memory from e820\n");
 }
 
+// The run record in a free page off the kernel and the image: the kernel reserves every setup_data
+// node before it allocates anything. No room leaves the boot without one.
+void leave_run_record(boot::BootParams* params, const BootEnvironment& env, const uint8_t* image_base,
+                      const StubRecord& record, const UnpackResult& result, const HelperCounts& helpers, RunRecord& run,
+                      PhysicalMemory& memory) {
+  record_result(run, result, helpers);
+  Range kernel = range_of(result.base, result.kernel.span());
+  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
+  uint64_t address = 0;
+  if (!place_run_record(env.free, kernel, image, &address)) return;
+  uint8_t* node = memory.writable(address, kRunRecordNodeSize);
+  if (!node) return;
+  link_run_record(*params, address, node, run)->kernel_entry_tsc = rdtsc();
+}
+
 }  // namespace
 }  // namespace kpack
+
+uint8_t entered_at_startup_32 = 0;
 
 extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record) {
   using namespace kpack;
   BootOptions options;
   options.start_tsc = rdtsc();
+  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}),
+                                   entered_at_startup_32 ? RunEntry::kLegacy : RunEntry::kLegacy64, options.start_tsc);
+  options.run = &run;
   install_exception_handlers();
   enable_avx_registers();
   IdentityMemory memory;
@@ -156,5 +179,6 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
   helpers.print(result, *record);
+  leave_run_record(params, env, image_base, *record, result, helpers.counts(), run, memory);
   return result.entry;
 }

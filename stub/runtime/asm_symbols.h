@@ -39,6 +39,9 @@ extern uint64_t stub_tls[8] KPACK_ASM_SYMBOL;
 // self_relocation.cc: applies the stub's R_X86_64_RELATIVE relocations for `base`.
 void apply_relocations(uint8_t* base) KPACK_ASM_SYMBOL;
 
+// main.cc: set by entry32.S, so the run record can tell the 32-bit entry from the 64-bit one.
+extern uint8_t entered_at_startup_32 KPACK_ASM_SYMBOL;
+
 // main.cc: unpacks the kernel; returns its physical entry point, or halts.
 uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base,
                    const kpack::StubRecord* record) KPACK_ASM_SYMBOL;

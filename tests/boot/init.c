@@ -26,6 +26,10 @@
  *                       KPACK_EDD int13_dev80=present|absent
  *                       KPACK_EDD int13_dev80/<file>=<contents, lines joined by " | ">
  *                       (raw_data and mbr_signature as they are, raw_data in hex)
+ * Always, for the run record's tests (tests/boot/stats.sh, tests/loaders, tests/efi):
+ *   KPACK_SETUP_DATA types=<the type of each /sys/kernel/boot_params/setup_data/N, in order, comma-separated>
+ *   kpack.setupdata   and every node's bytes, between KPACK_SETUP_DATA_BEGIN and KPACK_SETUP_DATA_END:
+ *                       KPACK_SETUP_DATA_NODE N type=<type file> data=<data file in hex>
  * For the SMP tests (tests/smp):
  *   kpack.cpuonline   KPACK_CPU_ONLINE <first line of /sys/devices/system/cpu/online> (e.g. 0-3)
  * For the measured-boot tests (tests/efi/measured-boot.sh):
@@ -230,6 +234,52 @@ static void emit_screen(void)
         free(names);
 }
 
+static int is_number(const struct dirent *entry)
+{
+    return entry->d_name[0] && strspn(entry->d_name, "0123456789") == strlen(entry->d_name);
+}
+
+static int by_number(const struct dirent **a, const struct dirent **b)
+{
+    return atoi((*a)->d_name) - atoi((*b)->d_name);
+}
+
+static void emit_setup_data(int with_data)
+{
+    static const char dir[] = "/sys/kernel/boot_params/setup_data";
+    struct dirent **names;
+    int count = scandir(dir, &names, is_number, by_number);
+    char types[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < count; i++) {
+        char path[300], type[64];
+        snprintf(path, sizeof path, "%s/%s/type", dir, names[i]->d_name);
+        find_line(path, "", type, sizeof type);
+        type[strcspn(type, "\n")] = 0;
+        used += snprintf(types + used, sizeof types - used, "%s%s", i ? "," : "", type);
+        if (used >= sizeof types)
+            used = sizeof types - 1;
+    }
+    emit("KPACK_SETUP_DATA types=%s\n", count > 0 ? types : "none");
+    if (with_data) {
+        emit("KPACK_SETUP_DATA_BEGIN\n");
+        for (int i = 0; i < count; i++) {
+            char path[300], prefix[400], type[64];
+            snprintf(path, sizeof path, "%s/%s/type", dir, names[i]->d_name);
+            find_line(path, "", type, sizeof type);
+            type[strcspn(type, "\n")] = 0;
+            snprintf(prefix, sizeof prefix, "KPACK_SETUP_DATA_NODE %s type=%s data", names[i]->d_name, type);
+            snprintf(path, sizeof path, "%s/%s/data", dir, names[i]->d_name);
+            emit_file(prefix, path, 1);
+        }
+        emit("KPACK_SETUP_DATA_END\n");
+    }
+    for (int i = 0; i < count; i++)
+        free(names[i]);
+    if (count >= 0)
+        free(names);
+}
+
 static uint32_t le32(const unsigned char *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
@@ -320,8 +370,9 @@ int main(void)
     int want_screen = strstr(cmdline, "kpack.screen") != NULL;
     int want_cpus = strstr(cmdline, "kpack.cpuonline") != NULL;
     int want_measured = strstr(cmdline, "kpack.measured") != NULL;
-    if (want_params || want_screen || want_cpus || want_measured)
-        (void)mount("sysfs", "/sys", "sysfs", 0, NULL);
+    int want_setup_data = strstr(cmdline, "kpack.setupdata") != NULL;
+    (void)mount("sysfs", "/sys", "sysfs", 0, NULL);
+    emit_setup_data(want_setup_data);
     if (strstr(cmdline, "kpack.cmdlinehex"))
         emit_file("KPACK_CMDLINE_HEX", "/proc/cmdline", 1);
     if (want_measured) {
@@ -344,7 +395,7 @@ int main(void)
     /* The dumps are long enough for an asynchronous kernel message to land in the middle of them on
      * the console: keep the kernel's messages off the console while they are written. */
     char printk[64] = "";
-    if (want_params || want_screen) {
+    if (want_params || want_screen || want_setup_data) {
         find_line("/proc/sys/kernel/printk", "", printk, sizeof printk);
         write_text("/proc/sys/kernel/printk", "1");
     }

@@ -78,3 +78,25 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"extract", "a", "-o", "x", "--sbat", "s"}) == "kpack: --sbat goes with packing");
   CHECK(error({"a", "-o", "x", "--sbat"}) == "kpack: --sbat needs a value");
 }
+
+TEST_CASE("the stats command line") {
+  Result<CommandLine> cl = parse({"stats"});
+  REQUIRE(cl.ok());
+  CHECK(cl->command == Command::kStats);
+  CHECK(cl->stats_from.empty());
+
+  cl = parse({"stats", "--from", "copy/setup_data"});
+  REQUIRE(cl.ok());
+  CHECK(cl->command == Command::kStats);
+  CHECK(cl->stats_from == "copy/setup_data");
+
+  cl = parse({"stats", "image"});
+  REQUIRE_FALSE(cl.ok());
+  CHECK(cl.error().message == "kpack: stats takes no input file (see kpack --help)");
+  cl = parse({"stats", "-o", "out"});
+  REQUIRE_FALSE(cl.ok());
+  CHECK(cl.error().message == "kpack: stats takes only --from DIR");
+  cl = parse({"info", "image", "--from", "dir"});
+  REQUIRE_FALSE(cl.ok());
+  CHECK(cl.error().message == "kpack: --from goes with stats");
+}
