@@ -16,6 +16,7 @@
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
+#include "stub/engine/trampoline_page.h"
 #include "stub/engine/utf16_command_line.h"
 
 extern "C" {
@@ -192,9 +193,25 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
   return kSuccess;
 }
 
+// The paging mode the kernel starts in, as the Linux EFI stub picks it (x86-5lvl.c): when the
+// firmware's differs, pages below 4 GiB for the switch now, the switch after ExitBootServices.
+struct PagingSwitch {
+  bool five_levels = false;
+  uint64_t low_pages = 0;  // none: no switch
+};
+
+Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const boot::BootParams& params,
+                             PagingSwitch* out) {
+  out->five_levels = kernel_wants_five_levels(record, command_line(params), length(command_line(params)));
+  if (out->five_levels == five_level_paging_on()) return kSuccess;
+  out->low_pages = allocate_pages(fw, kLevelSwitchSize, kBelow4G, kLoaderCode);
+  return out->low_pages ? kSuccess : report(fw, "no memory below 4 GiB to switch the paging levels", kOutOfResources);
+}
+
 // Room for e820 entries past the zero page's 128, then the final map and ExitBootServices, then the
 // kernel. Returns only when the firmware is still up.
-Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry) {
+Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry,
+                                      const PagingSwitch& paging) {
   MemoryMap final_map;
   Status status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
@@ -209,6 +226,10 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
 
   // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
   hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity);
+  if (paging.low_pages) {
+    StubStatus switched = switch_paging_levels(paging.five_levels, paging.low_pages);
+    if (!switched.ok()) halt_with(switched);
+  }
   enter_kernel(entry, params);
 }
 
@@ -234,10 +255,12 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   install_tpm_event_log(fw);
 
   UnpackResult result;
+  PagingSwitch paging;
   status = store_free_memory(fw, params);
   if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, start, params, &result);
+  if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);
   if (failed(status)) return status;
-  return exit_boot_services_into_kernel(fw, params, result.entry);
+  return exit_boot_services_into_kernel(fw, params, result.entry, paging);
 }
 
 }  // namespace
