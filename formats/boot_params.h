@@ -28,12 +28,19 @@ inline constexpr uint8_t kCanUseHeap = 1 << 7;
 inline constexpr uint16_t kXlfKernel64 = 1 << 0;
 inline constexpr uint16_t kXlfCanBeLoadedAbove4G = 1 << 1;
 inline constexpr uint16_t kXlfEfiHandover64 = 1 << 3;
+// The 64-bit entry may be entered with 5-level paging on (kexec_file_load from a 5-level kernel
+// refuses an image without it); the kernel itself runs with 5 levels (CONFIG_X86_5LEVEL).
+inline constexpr uint16_t kXlf5Level = 1 << 5;
+inline constexpr uint16_t kXlf5LevelEnabled = 1 << 6;
 
 // The 64-bit entry point sits this far into the protected-mode part (boot.rst, "64-bit boot protocol").
 inline constexpr uint32_t kEntry64Offset = 0x200;
 inline constexpr uint32_t kDefaultCode32Start = 0x100000;
 
 // Segment selectors the boot protocol hands over with: flat 4 GiB code and data.
+// The boot GDT's 32-bit code segment, the Linux decompressor's __KERNEL32_CS: only the trip through
+// compatibility mode that switches the paging levels uses it.
+inline constexpr uint16_t kBootCode32Selector = 0x08;
 inline constexpr uint16_t kBootCodeSelector = 0x10;
 inline constexpr uint16_t kBootDataSelector = 0x18;
 

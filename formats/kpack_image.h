@@ -31,6 +31,11 @@ inline constexpr uint32_t kStubRecordAlign = 16;
 
 // StubRecord::flags
 inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
+// The kernel runs with 5-level paging when the CPU has it (CONFIG_X86_5LEVEL): the stub hands it over
+// with CR4.LA57 on unless the command line says no5lvl, as the stock decompressor does.
+inline constexpr uint32_t kStubKernelFiveLevel = 1 << 1;
+inline constexpr uint32_t kStubKnownFlags = kStubRandomizeRawPhysically | kStubKernelFiveLevel;
+static_assert((kStubRandomizeRawPhysically & kStubKernelFiveLevel) == 0 && kStubKnownFlags == 0x3);
 
 // What proves a frame right (StubRecord::digest).
 enum class FrameDigest : uint32_t {

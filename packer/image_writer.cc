@@ -86,7 +86,10 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   h.min_alignment = 12;  // the stub itself needs only page alignment
   // Above 4G: kexec-tools' bzImage64 loader and kexec_file_load insist on it; the stub maps
   // windows above 4 GiB for itself, boot_params and the command line (stub/legacy/paging.cc).
-  h.xloadflags = boot::kXlfKernel64 | boot::kXlfCanBeLoadedAbove4G;
+  // 5-level: the 64-bit entry takes a CPU in either paging mode, as stock images say of theirs, and
+  // the second bit says whether the kernel runs with 5 levels (stock: CONFIG_X86_5LEVEL).
+  h.xloadflags = boot::kXlfKernel64 | boot::kXlfCanBeLoadedAbove4G | boot::kXlf5Level |
+                 (input.five_level_paging ? boot::kXlf5LevelEnabled : 0);
   h.cmdline_size = input.cmdline_size.value_or(kDefaultCmdlineSize);
   h.payload_offset = static_cast<uint32_t>(payload_offset);
   h.payload_length = static_cast<uint32_t>(payload_size);
@@ -174,7 +177,8 @@ StubRecord make_record(const KernelInput& input, const PackOptions& options, con
   info.min_kernel_address = floor_of(input, options);
   info.kernel_alignment = input.kernel.alignment;
   info.relocations_size = input.relocs.size();
-  info.flags = options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0;
+  info.flags = (options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0) |
+               (input.five_level_paging ? kStubKernelFiveLevel : 0);
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
   info.frame_table_offset = raw ? 0 : part.frame_table;
   info.frame_count = static_cast<uint32_t>(payload.frames.size());

@@ -65,6 +65,7 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
   if (!looks_like_bzimage(file)) {
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
     input.version = version_from_banner(input.elf);
+    input.five_level_paging = elf_defines_symbol(input.elf, "__pgtable_l5_enabled");
     KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
     return input;
   }
@@ -74,6 +75,7 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
   KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
   input.relocs = std::move(payload.relocs);
   input.cmdline_size = image.header.cmdline_size;
+  input.five_level_paging = image.header.xloadflags & boot::kXlf5LevelEnabled;
   // The signature covers the old image's bytes; the packed image needs one of its own.
   Result<std::optional<PeView>> pe = read_pe_view(file, path);
   input.was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;

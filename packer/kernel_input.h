@@ -27,6 +27,9 @@ struct KernelInput {
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
   std::optional<std::string> version;    // for the header's kernel_version string
   bool was_signed = false;               // the source bzImage carried an Authenticode signature
+  // CONFIG_X86_5LEVEL: the source bzImage's XLF_5LEVEL_ENABLED, or the vmlinux's __pgtable_l5_enabled
+  // symbol (a vmlinux without symbols gets 4 levels, which every x86-64 kernel runs with).
+  bool five_level_paging = false;
 };
 
 // Validates an ELF held in memory. `name` is the file, for messages.

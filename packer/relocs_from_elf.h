@@ -35,6 +35,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "formats/elf64.h"
 #include "packer/relocs_table.h"
@@ -54,5 +55,9 @@ Result<std::optional<RelocationLists>> relocs_from_elf(std::span<const uint8_t> 
 // 6.1.0-28-amd64 ..."): with the inverse-32 list before 6.15, without it from 6.15. Nothing when
 // the file has no banner.
 std::optional<RelocationFormat> relocs_format_of_kernel(std::span<const uint8_t> elf);
+
+// Whether a symbol table of `elf` names `symbol`; false for a file without one, or one whose
+// section table cannot be read.
+bool elf_defines_symbol(std::span<const uint8_t> elf, std::string_view symbol);
 
 }  // namespace kpack

@@ -36,6 +36,14 @@ void print_helper_counts(const HelperCounts& counts, const UnpackResult& result,
 StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
                            PhysicalMemory& memory, const BootOptions& options, UnpackResult* result);
 
+// The paging mode the kernel starts in: its startup_64 keeps the one it finds (CR4.LA57), so the
+// stub picks what the stock decompressor would (wants_five_level_paging: the record, CPUID, no5lvl).
+bool kernel_wants_five_levels(const StubRecord& record, const char* command_line, uint64_t length);
+bool five_level_paging_on();
+// Into the other paging mode, over the identity map that is live: `low_pages` are
+// kLevelSwitchSize bytes below 4 GiB that hold nothing live. Loads the boot GDT.
+StubStatus switch_paging_levels(bool five_levels, uint64_t low_pages);
+
 // The command line read_boot_environment found, as the kpack.* option parsers take it: the text
 // and its length without the NUL.
 inline const char* command_line_text(const BootEnvironment& env) {

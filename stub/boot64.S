@@ -1,5 +1,5 @@
 // What every 64-bit entry shares on its way into the kernel: the boot protocol's GDT and selectors,
-// and the jump itself with the 64-bit protocol's registers.
+// the switch between 4- and 5-level paging, and the jump itself with the 64-bit protocol's registers.
 #include "stub/runtime/asm_offsets.h"
 
 	.code64
@@ -41,6 +41,59 @@ enter_kernel:
 	jmp	*%r12
 
 
+// void level_switch(uint32_t root): toggles CR4.LA57 and loads `root` into CR3, which needs paging
+// off, i.e. a trip through 32-bit compatibility mode. A template: switch_paging_levels (boot.cc)
+// copies it below 4 GiB and adds the copy's address to the far jump's offset, so the 32-bit code
+// uses no stack (ours may lie above 4 GiB). Needs the boot GDT and the identity map of the copy.
+	.section .rodata.level_switch, "a"
+	.globl level_switch_start
+	.hidden level_switch_start
+level_switch_start:
+	// A 32-bit trip leaves the upper halves of the registers undefined: keep the callee-saved ones
+	// on the stack, and the upper half of RSP in EBX.
+	pushq	%rbx
+	pushq	%rbp
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	movq	%rsp, %rbx
+	shrq	$32, %rbx
+	pushq	$BOOT_CS32
+	leaq	1f(%rip), %rax
+	pushq	%rax
+	lretq
+2:	movl	%esp, %esp
+	shlq	$32, %rbx
+	orq	%rbx, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbp
+	popq	%rbx
+	ret
+
+	.code32
+1:	movl	%cr0, %eax
+	andl	$~CR0_PG, %eax
+	movl	%eax, %cr0
+	movl	%edi, %cr3
+	movl	%cr4, %eax
+	xorl	$CR4_LA57, %eax
+	movl	%eax, %cr4
+	movl	%cr0, %eax
+	orl	$CR0_PG, %eax
+	movl	%eax, %cr0
+	.globl level_switch_far_jump
+	.hidden level_switch_far_jump
+level_switch_far_jump:
+	ljmpl	$BOOT_CS, $(2b - level_switch_start)
+	.globl level_switch_end
+	.hidden level_switch_end
+level_switch_end:
+	.code64
+
 	// The entries' GDT: the 32-bit entry loads it to reach long mode, load_boot_gdt to leave the
 	// loader's or the firmware's.
 	.section .rodata.boot_gdt, "a"
@@ -49,6 +102,6 @@ enter_kernel:
 	.hidden boot_gdt
 boot_gdt:
 	.quad	0
-	.quad	0
+	.quad	0x00CF9B000000FFFF		// BOOT_CS32: 32-bit code, for level_switch only
 	.quad	0x00AF9B000000FFFF		// BOOT_CS: 64-bit code
 	.quad	0x00CF93000000FFFF		// BOOT_DS: flat data

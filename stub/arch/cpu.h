@@ -12,7 +12,8 @@ namespace kpack {
 // Control register and EFER bits (Intel SDM vol. 3, 2.5 and 2.2.1).
 inline constexpr uint32_t kCr0Pe = 1u << 0, kCr0Mp = 1u << 1, kCr0Em = 1u << 2, kCr0Et = 1u << 4, kCr0Ne = 1u << 5,
                           kCr0Pg = 1u << 31;
-inline constexpr uint32_t kCr4Pae = 1u << 5, kCr4Osfxsr = 1u << 9, kCr4Osxmmexcpt = 1u << 10, kCr4Osxsave = 1u << 18;
+inline constexpr uint32_t kCr4Pae = 1u << 5, kCr4Osfxsr = 1u << 9, kCr4Osxmmexcpt = 1u << 10, kCr4La57 = 1u << 12,
+                          kCr4Osxsave = 1u << 18;
 inline constexpr uint32_t kEferLme = 1u << 8, kEferNxe = 1u << 11;
 inline constexpr uint32_t kEflagsId = 1u << 21;  // writable only where CPUID exists
 

@@ -16,6 +16,7 @@
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
 #include "stub/engine/stub_record.h"
+#include "stub/engine/trampoline_page.h"
 #include "stub/engine/utf16_command_line.h"
 
 extern "C" {
@@ -202,9 +203,25 @@ RunRecord* leave_run_record(const Firmware& fw, const RunRecord& run, boot::Boot
   return link_run_record(*params, address, reinterpret_cast<uint8_t*>(address), run);
 }
 
+// The paging mode the kernel starts in, as the Linux EFI stub picks it (x86-5lvl.c): when the
+// firmware's differs, pages below 4 GiB for the switch now, the switch after ExitBootServices.
+struct PagingSwitch {
+  bool five_levels = false;
+  uint64_t low_pages = 0;  // none: no switch
+};
+
+Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const boot::BootParams& params,
+                             PagingSwitch* out) {
+  out->five_levels = kernel_wants_five_levels(record, command_line(params), length(command_line(params)));
+  if (out->five_levels == five_level_paging_on()) return kSuccess;
+  out->low_pages = allocate_pages(fw, kLevelSwitchSize, kBelow4G, kLoaderCode);
+  return out->low_pages ? kSuccess : report(fw, "no memory below 4 GiB to switch the paging levels", kOutOfResources);
+}
+
 // Room for e820 entries past the zero page's 128, then the final map and ExitBootServices, then the
 // kernel. Returns only when the firmware is still up.
-Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry, RunRecord* left) {
+Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry,
+                                      const PagingSwitch& paging, RunRecord* left) {
   MemoryMap final_map;
   Status status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
@@ -219,6 +236,10 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
 
   // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
   hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity);
+  if (paging.low_pages) {
+    StubStatus switched = switch_paging_levels(paging.five_levels, paging.low_pages);
+    if (!switched.ok()) halt_with(switched);
+  }
   if (left) left->kernel_entry_tsc = rdtsc();
   enter_kernel(entry, params);
 }
@@ -245,11 +266,13 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   install_tpm_event_log(fw);
 
   UnpackResult result;
+  PagingSwitch paging;
   run.codec = uint32_t{record->codec};
   status = store_free_memory(fw, params);
   if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, params, &run, &result);
+  if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);
   if (failed(status)) return status;
-  return exit_boot_services_into_kernel(fw, params, result.entry, leave_run_record(fw, run, params));
+  return exit_boot_services_into_kernel(fw, params, result.entry, paging, leave_run_record(fw, run, params));
 }
 
 }  // namespace

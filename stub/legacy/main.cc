@@ -15,6 +15,7 @@
 #include "stub/engine/range.h"
 #include "stub/arch/serial.h"
 #include "stub/smp/smp.h"
+#include "stub/engine/trampoline_page.h"
 #include "stub/arch/vector_registers.h"
 #include "stub/engine/xxh3.h"
 
@@ -150,6 +151,23 @@ void leave_run_record(boot::BootParams* params, const BootEnvironment& env, cons
   link_run_record(*params, address, node, run)->kernel_entry_tsc = rdtsc();
 }
 
+// The paging mode the kernel starts in, as the stock decompressor picks it. The switch runs from
+// two low pages nothing live holds (the APs are parked by now); without such pages a kernel that
+// could have had 5 levels gets 4, but one that cannot run with 5 stops here.
+void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
+                           const StubRecord& record) {
+  bool five_levels = kernel_wants_five_levels(record, command_line_text(env), command_line_length(env));
+  if (five_levels == five_level_paging_on()) return;
+  uint64_t low_pages = 0;
+  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
+  if (!find_low_pages(params, reinterpret_cast<uint64_t>(&params), env, image, kLevelSwitchSize, &low_pages)) {
+    if (five_levels) return;
+    halt_with(fail("no free low memory to leave 5-level paging for a kernel without it", 0, kLevelSwitchSize));
+  }
+  StubStatus status = switch_paging_levels(five_levels, low_pages);
+  if (!status.ok()) halt_with(status);
+}
+
 }  // namespace
 }  // namespace kpack
 
@@ -179,6 +197,7 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
   helpers.print(result, *record);
+  hand_over_paging_mode(*params, env, image_base, *record);
   leave_run_record(params, env, image_base, *record, result, helpers.counts(), run, memory);
   return result.entry;
 }

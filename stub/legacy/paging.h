@@ -1,4 +1,5 @@
-// The stub's page tables (paging.cc): an identity map of 0..4 GiB plus 1 GiB windows above it.
+// The stub's page tables (paging.cc): an identity map of 0..4 GiB plus 1 GiB windows above it, in
+// 4 levels, or 5 when the CPU arrives with LA57 on (kexec from a 5-level kernel).
 #pragma once
 
 #include <stdint.h>
@@ -15,15 +16,21 @@ constexpr uint32_t kMaxWindows = 8;
 constexpr uint32_t kMaxHighPdpts = 4;  // one per 512 GiB slot holding a window
 
 // The first three members are also what the 32-bit entry builds (entry32.S, offsets generated
-// from here): 0..4 GiB with 2 MiB pages.
+// from here): 0..4 GiB with 2 MiB pages. Pages only: every byte is in each image (stub.ld).
 struct alignas(4096) PageTables {
   uint64_t pml4[512];
   uint64_t pdpt[512];
   uint64_t pd[kIdentityMappedGiBs][512];
   uint64_t high_pdpt[kMaxHighPdpts][512];
   uint64_t window_pd[kMaxWindows][512];
-  uint64_t window_base[kMaxWindows];  // 1 GiB-aligned physical bases mapped above 4 GiB
-  uint32_t windows;
+  uint64_t pml5[512];  // the root in 5-level mode: its first entry is pml4, the rest empty
+};
+static_assert(sizeof(PageTables) == (3 + kIdentityMappedGiBs + kMaxHighPdpts + kMaxWindows) * 4096);
+
+// What the windows above 4 GiB hold, beside the tables.
+struct MapWindows {
+  uint64_t base[kMaxWindows];  // 1 GiB-aligned physical bases mapped above 4 GiB
+  uint32_t count;
   uint32_t high_pdpts;
 };
 

@@ -53,4 +53,11 @@ extern const uint8_t ap_trampoline_code32[] KPACK_ASM_SYMBOL;
 extern const uint8_t ap_trampoline_code64[] KPACK_ASM_SYMBOL;
 extern const uint8_t ap_trampoline_end[] KPACK_ASM_SYMBOL;
 
+// boot64.S: the template of the paging-level switch, and its far jump (opcode, offset, selector).
+extern const uint8_t level_switch_start[] KPACK_ASM_SYMBOL;
+extern const uint8_t level_switch_far_jump[] KPACK_ASM_SYMBOL;
+extern const uint8_t level_switch_end[] KPACK_ASM_SYMBOL;
+// boot64.S: loads the boot GDT and its selectors.
+void load_boot_gdt() KPACK_ASM_SYMBOL;
+
 }  // extern "C"

@@ -32,9 +32,10 @@ int main() {
   define("BP_HDR_CODE32_START", offsetof(BootParams, hdr) + offsetof(SetupHeader, code32_start));
   define("HDR_JUMP", kSetupHeaderOffset + offsetof(SetupHeader, jump));
   define("LOADFLAG_CAN_USE_HEAP", kCanUseHeap);
+  define("BOOT_CS32", kBootCode32Selector);
   define("BOOT_CS", kBootCodeSelector);
   define("BOOT_DS", kBootDataSelector);
-  define("BOOT_GDT_LIMIT", kBootDataSelector + 8 - 1);  // null, unused, BOOT_CS, BOOT_DS
+  define("BOOT_GDT_LIMIT", kBootDataSelector + 8 - 1);  // null, BOOT_CS32, BOOT_CS, BOOT_DS
   define("ENTRY64_OFFSET", kEntry64Offset);
   define("BIOS_REGS_SIZE", sizeof(kpack::setup16::BiosRegs));
   define("STUB_LAYOUT_OFFSET", kpack::kStubLayoutOffset);
@@ -52,6 +53,7 @@ int main() {
   define("CR4_PAE", kpack::kCr4Pae);
   define("CR4_OSFXSR", kpack::kCr4Osfxsr);
   define("CR4_OSXMMEXCPT", kpack::kCr4Osxmmexcpt);
+  define("CR4_LA57", kpack::kCr4La57);
   define("EFER_LME", kpack::kEferLme);
   define("MSR_EFER", kpack::kMsrEfer);
   define("MSR_FS_BASE", kpack::kMsrFsBase);

@@ -30,6 +30,9 @@
  *   KPACK_SETUP_DATA types=<the type of each /sys/kernel/boot_params/setup_data/N, in order, comma-separated>
  *   kpack.setupdata   and every node's bytes, between KPACK_SETUP_DATA_BEGIN and KPACK_SETUP_DATA_END:
  *                       KPACK_SETUP_DATA_NODE N type=<type file> data=<data file in hex>
+ * For the 5-level paging tests (tests/loaders, tests/efi):
+ *   kpack.paging      KPACK_PAGING_LEVELS=5|4 (from /proc/meminfo's VmallocTotal: 32 TiB with 4 levels,
+ *                     12800 TiB with 5), or KPACK_PAGING_LEVELS=unknown
  * For the SMP tests (tests/smp):
  *   kpack.cpuonline   KPACK_CPU_ONLINE <first line of /sys/devices/system/cpu/online> (e.g. 0-3)
  * For the measured-boot tests (tests/efi/measured-boot.sh):
@@ -373,6 +376,13 @@ int main(void)
     int want_setup_data = strstr(cmdline, "kpack.setupdata") != NULL;
     (void)mount("sysfs", "/sys", "sysfs", 0, NULL);
     emit_setup_data(want_setup_data);
+    if (strstr(cmdline, "kpack.paging")) {
+        char vmalloc[128];
+        unsigned long long kib = 0;
+        find_line("/proc/meminfo", "VmallocTotal:", vmalloc, sizeof vmalloc);
+        int known = sscanf(vmalloc, "VmallocTotal: %llu", &kib) == 1;
+        emit("KPACK_PAGING_LEVELS=%s\n", !known ? "unknown" : kib > (1ull << 36) ? "5" : "4");
+    }
     if (strstr(cmdline, "kpack.cmdlinehex"))
         emit_file("KPACK_CMDLINE_HEX", "/proc/cmdline", 1);
     if (want_measured) {

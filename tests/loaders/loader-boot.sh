@@ -20,6 +20,11 @@
 #   kexec-file       the same with `kexec -s -l` (kexec_file_load: the kernel's bzImage64 loader)
 #   kexec-high       `kexec -l` in a 6 GiB guest: kexec-tools' bzImage64 loader takes the highest
 #                    hole, so the image runs from above 4 GiB (XLF_CAN_BE_LOADED_ABOVE_4G)
+#   LOADER-la57      LOADER (any of the above, or seabios) under -cpu max, whose CPU has LA57 under
+#                    TCG: the kernel must run with 5-level paging, as it does from the stock image
+#                    (/init's KPACK_PAGING_LEVELS=5). kexec-la57 and kexec-file-la57 enter the image
+#                    from a 5-level kernel, i.e. with LA57 already on.
+#   LOADER-no5lvl    the same with no5lvl on the command line: 4 levels
 # Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh). Files are written to
 # BUILD_DIR/boot/loaders, named after LOADER and IMAGE; exit 77 (skip) when a tool is missing.
 #
@@ -38,6 +43,28 @@ boot_sh=$here/../boot/boot.sh
 out=$boot_dir/loaders
 mkdir -p "$out"
 name=$loader-$kind${KPACK_LOADER_TAG:-}
+
+# LOADER-la57 / LOADER-no5lvl: LOADER itself under -cpu max, then the paging levels /init saw.
+levels=
+case $loader in
+    *-la57) levels=5 ;;
+    *-no5lvl) levels=4 ;;
+esac
+if [[ -n $levels ]]; then
+    base=${loader%-*} variant=${loader##*-}
+    words="kpack.paging ${KPACK_APPEND:-}"
+    [[ $variant != no5lvl ]] || words="no5lvl $words"
+    status=0
+    KPACK_LOADER_TAG="-$variant${KPACK_LOADER_TAG:-}" KPACK_APPEND="$words" \
+        "$0" "$kpack" "$base" "$kind" "${boot_dir%/boot}" -cpu max "${extra[@]}" || status=$?
+    [[ $status -eq 0 ]] || exit $status
+    log=$out/$base-$kind-$variant${KPACK_LOADER_TAG:-}.serial.log
+    if ! grep -aq "KPACK_PAGING_LEVELS=$levels" "$log"; then
+        echo "loader-boot: FAIL: the kernel did not run with $levels-level paging; see $log" >&2
+        exit 1
+    fi
+    exit 0
+fi
 
 source "$here/../boot/fixture.sh"
 boot_fixture "$boot_dir"

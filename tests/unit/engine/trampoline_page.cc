@@ -4,6 +4,7 @@
 
 #include "stub/engine/boot_environment.h"
 #include "stub/engine/trampoline_page.h"
+#include "tests/support/simulated_memory.h"
 
 using namespace kpack;
 
@@ -29,6 +30,10 @@ struct Machine {
   uint64_t page(uint64_t params_addr) {
     uint64_t p = 0;
     return find_trampoline_page(params, params_addr, env, image, &p) ? p : ~0ull;
+  }
+  uint64_t pages(uint64_t params_addr, uint64_t size) {
+    uint64_t p = 0;
+    return find_low_pages(params, params_addr, env, image, size, &p) ? p : ~0ull;
   }
 };
 
@@ -67,4 +72,48 @@ TEST_CASE("command_line_number reads key=N, the last one winning, and ignores wh
   const char* one = "kpack.cpus=1";
   CHECK(command_line_number(one, std::strlen(one), "kpack.cpus", 64) == 1);
   CHECK(command_line_number(one, std::strlen(one) - 1, "kpack.cpus", 64) == 64);  // "kpack.cpus=" only
+}
+
+TEST_CASE("the paging-level switch gets two whole free pages, the highest that fit") {
+  Machine m;
+  CHECK(m.pages(0x7FFF000, kLevelSwitchSize) == 0x9D000);
+  m.add_e820(0x9D000, 0x1000, 2);  // a reserved page leaves one free page above it: too small
+  CHECK(m.pages(0x7FFF000, kLevelSwitchSize) == 0x9B000);
+  CHECK(m.page(0x7FFF000) == 0x9E000);
+}
+
+TEST_CASE("5-level paging: the kernel supports it, the CPU has LA57, and no no5lvl") {
+  const char plain[] = "console=ttyS0 quiet";
+  const char opted_out[] = "console=ttyS0 no5lvl quiet";
+  const char lookalike[] = "no5lvl=1 xno5lvl";
+  CHECK(wants_five_level_paging(true, true, plain, sizeof(plain) - 1));
+  CHECK_FALSE(wants_five_level_paging(false, true, plain, sizeof(plain) - 1));
+  CHECK_FALSE(wants_five_level_paging(true, false, plain, sizeof(plain) - 1));
+  CHECK_FALSE(wants_five_level_paging(true, true, opted_out, sizeof(opted_out) - 1));
+  CHECK(wants_five_level_paging(true, true, lookalike, sizeof(lookalike) - 1));
+  CHECK(wants_five_level_paging(true, true, nullptr, 0));
+}
+
+TEST_CASE("the switched root: a PML5 naming the current PML4, or a copy of the PML4 a PML5 names") {
+  test::SimulatedMemory memory(0, 0x200000);
+  constexpr uint64_t kPml4 = 0x150000, kPml5 = 0x151000, kLowRoot = 0x9D000;
+  auto table = [&](uint64_t addr) { return reinterpret_cast<uint64_t*>(memory.at(addr)); };
+  for (int i = 0; i < 512; ++i) table(kPml4)[i] = i < 2 ? 0x160003 + i * 0x1000 : 0;
+  for (int i = 0; i < 512; ++i) table(kPml5)[i] = i == 0 ? kPml4 | 0x63 : 0;
+
+  // Up: the PML5's one entry, whatever flag bits CR3 carries (PCD, PWT).
+  REQUIRE(build_switched_root(memory, kPml4 | 0x18, true, kLowRoot));
+  CHECK(table(kLowRoot)[0] == (kPml4 | 0x3));
+  for (int i = 1; i < 512; ++i) CHECK(table(kLowRoot)[i] == 0);
+
+  // Down: the PML4 itself, below 4 GiB.
+  REQUIRE(build_switched_root(memory, kPml5, false, kLowRoot));
+  CHECK(table(kLowRoot)[0] == 0x160003);
+  CHECK(table(kLowRoot)[1] == 0x161003);
+  CHECK(table(kLowRoot)[2] == 0);
+
+  // A PML5 without a present first entry, a root outside memory or one above 4 GiB: no switch.
+  table(kPml5)[0] = 0;
+  CHECK_FALSE(build_switched_root(memory, kPml5, false, kLowRoot));
+  CHECK_FALSE(build_switched_root(memory, kPml4, true, 0x300000));
 }

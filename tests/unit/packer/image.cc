@@ -31,6 +31,19 @@ std::vector<uint8_t> pack(const KernelInput& input, Codec codec) { return test::
 
 }  // namespace
 
+TEST_CASE("a kernel with 5-level paging gets XLF_5LEVEL_ENABLED and the record's bit") {
+  KernelInput input = synthetic_input();
+  input.five_level_paging = true;
+  for (Codec codec : {Codec::kRaw, Codec::kLz4}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = pack(input, codec);
+    uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+    CHECK(test::get<uint16_t>(image, 0x236) == 0x006B);
+    StubRecord info = test::get<StubRecord>(image, setup_size + built_in_blobs(codec).stub.size());
+    CHECK(info.flags == kStubKernelFiveLevel);
+  }
+}
+
 TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
   KernelInput input = synthetic_input();
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
@@ -52,9 +65,10 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint32_t>(image, 0x230) == 0x200000);
     CHECK(image[0x234] == 1);
     CHECK(image[0x235] == 12);
-    // XLF_KERNEL_64, CAN_BE_LOADED_ABOVE_4G (the stub maps windows above 4 GiB) and
-    // EFI_HANDOVER_64 (the stub's handover entry), nothing untrue
-    CHECK(test::get<uint16_t>(image, 0x236) == 0x000B);
+    // XLF_KERNEL_64, CAN_BE_LOADED_ABOVE_4G (the stub maps windows above 4 GiB), EFI_HANDOVER_64
+    // (the stub's handover entry) and 5LEVEL (the 64-bit entry takes a CPU in 5-level mode), but
+    // not 5LEVEL_ENABLED: the synthetic kernel has no __pgtable_l5_enabled. Nothing untrue.
+    CHECK(test::get<uint16_t>(image, 0x236) == 0x002B);
     CHECK(test::get<uint32_t>(image, 0x264) + 0x200 == test::get<uint32_t>(blobs.stub, kStubLayoutOffset + 20));
     CHECK(test::get<uint16_t>(image, 0x1F2) == 1);       // root_flags: read-only root, as stock
     CHECK(test::get<uint16_t>(image, 0x1FA) == 0xFFFF);  // vid_mode: "normal", as stock
