@@ -89,7 +89,7 @@ std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& paylo
     if (at > 64 * kMiB || size > 64 * kMiB || from > payload.size() || packed > payload.size() - from) return {};
     if (elf.size() < at + size) elf.resize(at + size);
     Result<std::vector<uint8_t>> decoded =
-        decode_stream(stream_format_of(codec), std::span(payload).subspan(from, packed), "fuzz", 64 * kMiB);
+        decode_stream(stream_format_of(codec), std::span(payload).subspan(from, packed), "fuzz", size);
     if (decoded && decoded->size() == size) std::copy(decoded->begin(), decoded->end(), elf.begin() + at);
   }
   return elf;
