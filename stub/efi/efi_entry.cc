@@ -159,7 +159,7 @@ Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
 
 // The shared boot (unpack_for_boot) with the firmware's memory: each range the engine writes is
 // claimed from the firmware first; on an error every claimed page goes back.
-Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, uint64_t start,
+Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, uint64_t start, ConfidentialVm vm,
                                   boot::BootParams* params, UnpackResult* result) {
   uint8_t entropy[32];
   BootOptions options;
@@ -172,7 +172,7 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
   const char* text = command_line(*params);
   FirmwareProcessors helpers(fw, memory, text, length(text));
   options.workers = &helpers;
-  options.max_workers = helpers.max_helpers();
+  options.max_workers = may_start_application_processors(vm) ? helpers.max_helpers() : 0;
   // Debian's codec libraries are built for user space: their leaf functions keep data below the
   // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
   // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
@@ -189,7 +189,10 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
     return report(fw, unpacked);
   }
   helpers.print(*result, record);
-  return kSuccess;
+  Status status = protect_kernel_text(fw, *result);
+  if (!failed(status)) return kSuccess;
+  memory.release();
+  return report(fw, "cannot make the kernel's text executable", status);
 }
 
 // Room for e820 entries past the zero page's 128, then the final map and ExitBootServices, then the
@@ -216,26 +219,32 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
 // which it has printed on ConOut.
 Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   uint64_t start = rdtsc();
+  // Before anything a confidential VM could not survive (efi_confidential_vm.cc).
+  ConfidentialVm vm;
+  Status status = check_confidential_vm(fw, &vm);
+  if (failed(status)) return status;
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
 
   void* interface = nullptr;
-  Status status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
+  status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
   if (failed(status)) return report(fw, "no LoadedImage protocol", status);
   // boot_params: the handover loader's, or ours.
   boot::BootParams* params = given;
   if (!params) status = make_boot_params(fw, *static_cast<const LoadedImage*>(interface), &params);
+  if (!failed(status)) status = store_confidential_vm_blob(fw, vm, params);
   if (failed(status)) return status;
   bool debug = command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug");
   if (debug) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);
   params->secure_boot = secure_boot_mode(fw);
+  install_random_seed(fw);
   install_tpm_event_log(fw);
 
   UnpackResult result;
   status = store_free_memory(fw, params);
-  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, start, params, &result);
+  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, start, vm, params, &result);
   if (failed(status)) return status;
   return exit_boot_services_into_kernel(fw, params, result.entry);
 }
