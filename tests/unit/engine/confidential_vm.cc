@@ -51,7 +51,8 @@ RecordedCpu tdx_guest() {
 // A plain Intel CPU: extended leaves end at 0x80000008, and it has no SEV_STATUS MSR at all.
 RecordedCpu plain_intel() {
   RecordedCpu cpu;
-  cpu.leaves[0x21] = {0x00000001, 0x00000002, 0x00000100, 0x00000002};  // leaf 0x1F's data, Intel's answer past the last
+  cpu.leaves[0x21] = {0x00000001, 0x00000002, 0x00000100,
+                      0x00000002};  // leaf 0x1F's data, Intel's answer past the last
   cpu.leaves[0x80000000] = {0x80000008, 0, 0, 0};
   return cpu;
 }
@@ -68,8 +69,8 @@ TEST_CASE("an SEV-SNP guest: SEV_STATUS says SNP, and its unimplemented features
   CHECK(check_confidential_vm_for_efi(ConfidentialVm::kSevSnp, probe).ok());
   CHECK_FALSE(may_start_application_processors(ConfidentialVm::kSevSnp));
   StubStatus legacy = check_confidential_vm_for_legacy(ConfidentialVm::kSevSnp, probe);
-  CHECK(std::strcmp(legacy.message, "SEV-ES/SEV-SNP guest: the boot-protocol entries cannot handle #VC; boot the EFI entry") ==
-        0);
+  CHECK(std::strcmp(legacy.message,
+                    "SEV-ES/SEV-SNP guest: the boot-protocol entries cannot handle #VC; boot the EFI entry") == 0);
   CHECK(legacy.a == 0x7);
 
   // VTOM (bit 3) and Secure TSC (bit 11) need the kernel's own support; IBS virtualization (bit 14) does not.
