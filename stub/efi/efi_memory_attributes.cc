@@ -9,8 +9,7 @@ namespace kpack::efi {
 
 Status protect_kernel_text(const Firmware& fw, const UnpackResult& result) {
   void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kMemoryAttributeProtocol, nullptr, &interface)) || !interface)
-    return kSuccess;
+  if (failed(fw.boot->locate_protocol(&kMemoryAttributeProtocol, nullptr, &interface)) || !interface) return kSuccess;
   auto* attributes = static_cast<MemoryAttribute*>(interface);
   const KernelHeaders& kernel = result.kernel;
   for (uint32_t i = 0; i < kernel.segment_count; ++i) {
