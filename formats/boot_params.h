@@ -318,7 +318,8 @@ struct BootParams {
   ul32 ext_ramdisk_image;
   ul32 ext_ramdisk_size;
   ul32 ext_cmd_line_ptr;
-  uint8_t pad4[0x74];
+  uint8_t pad4[0x70];
+  ul32 cc_blob_address;  // SEV-SNP: the firmware's confidential-computing blob, for the kernel
   uint8_t edid_info[0x80];
   EfiInfo efi_info;
   ul32 alt_mem_k;
@@ -353,6 +354,7 @@ static_assert(offsetof(BootParams, acpi_rsdp_addr) == 0x070);
 static_assert(offsetof(BootParams, ext_ramdisk_image) == 0x0C0);
 static_assert(offsetof(BootParams, ext_ramdisk_size) == 0x0C4);
 static_assert(offsetof(BootParams, ext_cmd_line_ptr) == 0x0C8);
+static_assert(offsetof(BootParams, cc_blob_address) == 0x13C);
 static_assert(offsetof(BootParams, edid_info) == 0x140);
 static_assert(offsetof(BootParams, efi_info) == 0x1C0);
 static_assert(offsetof(BootParams, alt_mem_k) == 0x1E0);

@@ -24,7 +24,9 @@ enum MemoryType : uint32_t {
   kPersistentMemory = 14,
   kUnacceptedMemory = 15,
 };
+inline constexpr uint64_t kMemoryXp = 0x4000;                // EFI_MEMORY_XP: not executable
 inline constexpr uint64_t kMemoryMoreReliable = 0x10000;     // EFI_MEMORY_MORE_RELIABLE: mirrored
+inline constexpr uint64_t kMemoryRo = 0x20000;               // EFI_MEMORY_RO: read-only
 inline constexpr uint64_t kMemorySpecificPurpose = 0x40000;  // EFI_MEMORY_SP
 inline constexpr uint64_t kPageSize = 4096;                  // number_of_pages counts these
 

@@ -60,6 +60,26 @@ inline constexpr Guid kTcg2FinalEventsTable = {
 inline constexpr Guid kLinuxTpmEventLog = {
     0xB7799CB0, 0xECA2, 0x4943, {0x96, 0x67, 0x1F, 0xAE, 0x07, 0xB7, 0x47, 0xFA}};
 
+// Linux's random seed table (LINUX_EFI_RANDOM_SEED_TABLE_GUID, struct linux_efi_random_seed: a
+// 32-bit size, then the bytes), and the algorithm GUID that asks EFI_RNG_PROTOCOL for raw entropy.
+inline constexpr Guid kLinuxRandomSeedTable = {
+    0x1CE1E5BC, 0x7CEB, 0x42F2, {0x81, 0xE5, 0x8A, 0xAD, 0xF1, 0x80, 0xF5, 0x7B}};
+inline constexpr Guid kRngAlgorithmRaw = {0xE43176D7, 0xB6E8, 0x4827, {0xB7, 0x84, 0x7F, 0xFD, 0xC4, 0xB6, 0x85, 0x61}};
+struct LinuxRandomSeed {
+  uint32_t size;
+  uint8_t bits[];
+};
+static_assert(offsetof(LinuxRandomSeed, bits) == 4);
+inline constexpr uint32_t kRandomSeedSize = 32;      // EFI_RANDOM_SEED_SIZE
+inline constexpr uint32_t kRandomSeedMaxKept = 512;  // a larger earlier seed is taken as corrupt
+// SEV-SNP: the firmware's confidential-computing blob (EFI_CC_BLOB_GUID), which starts with
+// CC_BLOB_SEV_HDR_MAGIC ("AMDE" little-endian).
+inline constexpr Guid kCcBlobTable = {0x067B1F5F, 0xCF26, 0x44C5, {0x85, 0x54, 0x93, 0xD7, 0x77, 0x91, 0x2D, 0x42}};
+inline constexpr uint32_t kCcBlobMagic = 0x45444D41;
+// EFI_MEMORY_ATTRIBUTE_PROTOCOL (UEFI 2.10, 7.6): page protections on the firmware's page tables.
+inline constexpr Guid kMemoryAttributeProtocol = {
+    0xF4560CF6, 0x40EC, 0x4B4A, {0xA1, 0x92, 0xBF, 0x1D, 0x57, 0xD0, 0xB1, 0x89}};
+
 struct TableHeader {
   uint64_t signature;
   uint32_t revision, header_size, crc32, reserved;
@@ -214,6 +234,15 @@ struct Rng {
   void* get_info;
   Status(KPACK_EFIAPI* get_rng)(Rng* self, const Guid* algorithm, uint64_t size, uint8_t* value);
 };
+
+struct MemoryAttribute {
+  void* get_memory_attributes;
+  Status(KPACK_EFIAPI* set_memory_attributes)(MemoryAttribute* self, uint64_t base, uint64_t length,
+                                              uint64_t attributes);
+  Status(KPACK_EFIAPI* clear_memory_attributes)(MemoryAttribute* self, uint64_t base, uint64_t length,
+                                                uint64_t attributes);
+};
+static_assert(offsetof(MemoryAttribute, clear_memory_attributes) == 16);
 
 struct DevicePath {
   uint8_t type, subtype;

@@ -20,6 +20,7 @@ inline constexpr uint32_t kEflagsId = 1u << 21;  // writable only where CPUID ex
 // Model-specific registers.
 inline constexpr uint32_t kMsrEfer = 0xC0000080;
 inline constexpr uint32_t kMsrFsBase = 0xC0000100;
+inline constexpr uint32_t kMsrSevStatus = 0xC0010131;  // AMD: exists where CPUID 0x8000001F EAX bit 1 is set
 
 struct CpuidResult {
   uint32_t eax, ebx, ecx, edx;
@@ -30,6 +31,12 @@ inline CpuidResult cpuid(uint32_t leaf, uint32_t subleaf = 0) {
   asm volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(subleaf));
   return r;
 }
+
+// The CPU itself, for code that also runs on recorded answers in the host's tests.
+struct ThisCpu {
+  CpuidResult cpuid(uint32_t leaf, uint32_t subleaf) const { return kpack::cpuid(leaf, subleaf); }
+  uint64_t read_msr(uint32_t msr) const;
+};
 
 inline uint64_t rdtsc() {
   uint32_t lo, hi;
@@ -42,6 +49,8 @@ inline uint64_t read_msr(uint32_t msr) {
   asm volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
   return lo | uint64_t{hi} << 32;
 }
+
+inline uint64_t ThisCpu::read_msr(uint32_t msr) const { return kpack::read_msr(msr); }
 
 inline void write_msr(uint32_t msr, uint64_t value) {
   asm volatile("wrmsr" : : "c"(msr), "a"(static_cast<uint32_t>(value)), "d"(static_cast<uint32_t>(value >> 32)));

@@ -7,7 +7,9 @@
 
 #include "formats/uefi.h"
 #include "formats/boot_params.h"
+#include "stub/engine/confidential_vm.h"
 #include "stub/engine/physical_memory.h"
+#include "stub/engine/unpack.h"
 #include "stub/engine/range.h"
 
 namespace kpack::efi {
@@ -24,6 +26,9 @@ void print(const Firmware& fw, const char* text);
 
 // Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);
+
+// The firmware's configuration table `guid` names; nullptr when it has none.
+const void* configuration_table(const Firmware& fw, const Guid& guid);
 
 // firmware_memory.cc: the engine's memory under EFI. Reads go straight through the firmware's
 // identity map; a range the engine writes is first claimed from the firmware as EfiLoaderCode at
@@ -73,6 +78,19 @@ uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::
 // efi_initrd.cc: the initrd from the loader's LoadFile2 protocol or the command line's initrd=
 // paths on the image's own volume, into boot_params' ramdisk fields. kNotFound: there is none.
 Status load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params);
+
+// efi_confidential_vm.cc: the first step of both EFI entries. Which confidential VM this is, or its
+// refusal printed on ConOut; then, once boot_params exist, what the kernel needs of it.
+Status check_confidential_vm(const Firmware& fw, ConfidentialVm* vm);
+Status store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params);
+
+// efi_random_seed.cc: Linux's random seed table refreshed from EFI_RNG_PROTOCOL, as the Linux EFI
+// stub does (efi_random_get_seed); nothing when the firmware has no RNG.
+void install_random_seed(const Firmware& fw);
+
+// efi_memory_attributes.cc: the kernel's executable segments made read-only and executable where
+// the firmware has EFI_MEMORY_ATTRIBUTE_PROTOCOL (NX_COMPAT firmware maps free pages no-execute).
+Status protect_kernel_text(const Firmware& fw, const UnpackResult& result);
 
 // efi_video.cc: the GOP framebuffer into screen_info (nothing when there is no GOP).
 void store_framebuffer(const Firmware& fw, boot::ScreenInfo* screen);

@@ -160,8 +160,8 @@ Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
 
 // The shared boot (unpack_for_boot) with the firmware's memory: each range the engine writes is
 // claimed from the firmware first; on an error every claimed page goes back.
-Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, boot::BootParams* params,
-                                  RunRecord* run, UnpackResult* result) {
+Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, ConfidentialVm vm,
+                                  boot::BootParams* params, RunRecord* run, UnpackResult* result) {
   uint8_t entropy[32];
   BootOptions options;
   options.start_tsc = run->start_tsc;
@@ -174,7 +174,7 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
   const char* text = command_line(*params);
   FirmwareProcessors helpers(fw, memory, text, length(text));
   options.workers = &helpers;
-  options.max_workers = helpers.max_helpers();
+  options.max_workers = may_start_application_processors(vm) ? helpers.max_helpers() : 0;
   // Debian's codec libraries are built for user space: their leaf functions keep data below the
   // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
   // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
@@ -192,7 +192,10 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
   }
   helpers.print(*result, record);
   record_result(*run, *result, helpers.counts());
-  return kSuccess;
+  Status status = protect_kernel_text(fw, *result);
+  if (!failed(status)) return kSuccess;
+  memory.release();
+  return report(fw, "cannot make the kernel's text executable", status);
 }
 
 // The run record in a page of loader data, which the kernel keeps as a setup_data node. No page
@@ -248,28 +251,34 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
 // which it has printed on ConOut.
 Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   RunRecord run = start_run_record(Codec::kRaw, given ? RunEntry::kEfiHandover : RunEntry::kEfiPe, rdtsc());
+  // Before anything a confidential VM could not survive (efi_confidential_vm.cc).
+  ConfidentialVm vm;
+  Status status = check_confidential_vm(fw, &vm);
+  if (failed(status)) return status;
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
 
   void* interface = nullptr;
-  Status status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
+  status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
   if (failed(status)) return report(fw, "no LoadedImage protocol", status);
   // boot_params: the handover loader's, or ours.
   boot::BootParams* params = given;
   if (!params) status = make_boot_params(fw, *static_cast<const LoadedImage*>(interface), &params);
+  if (!failed(status)) status = store_confidential_vm_blob(fw, vm, params);
   if (failed(status)) return status;
   bool debug = command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug");
   if (debug) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);
   params->secure_boot = secure_boot_mode(fw);
+  install_random_seed(fw);
   install_tpm_event_log(fw);
 
   UnpackResult result;
   PagingSwitch paging;
   run.codec = uint32_t{record->codec};
   status = store_free_memory(fw, params);
-  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, params, &run, &result);
+  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, vm, params, &run, &result);
   if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);
   if (failed(status)) return status;
   return exit_boot_services_into_kernel(fw, params, result.entry, paging, leave_run_record(fw, run, params));

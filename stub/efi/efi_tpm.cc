@@ -12,14 +12,6 @@ Tcg2* tcg2_protocol(const Firmware& fw) {
   return static_cast<Tcg2*>(interface);
 }
 
-const void* configuration_table(const Firmware& fw, const Guid& guid) {
-  for (uint64_t i = 0; i < fw.system->number_of_table_entries; ++i) {
-    const ConfigurationTable& entry = fw.system->configuration_table[i];
-    if (!__builtin_memcmp(&entry.vendor_guid, &guid, sizeof(Guid))) return entry.vendor_table;
-  }
-  return nullptr;
-}
-
 uint16_t read16(const uint8_t* p) {
   uint16_t v;
   __builtin_memcpy(&v, p, sizeof(v));

@@ -8,6 +8,8 @@
 #   kernel        QEMU -kernel/-initrd/-append with OVMF: OVMF starts a PE image through
 #                 LoadImage/StartImage (a non-PE one goes to its legacy Linux loader instead, which
 #                 is why the entry is checked, see below); initrd through LoadFile2
+#   rng           as `kernel`, with a virtio-rng device (so OVMF has EFI_RNG_PROTOCOL): the kernel's
+#                 "efi:" line must name the random seed table (RNG=), which the stub installs
 #   shell         OVMF's built-in UEFI shell (the only boot option that works: the disk has no
 #                 \EFI\BOOT\BOOTX64.EFI) runs \startup.nsh from a FAT ESP, which starts
 #                 \linux.efi initrd=\initrd.img ...; the shell's LoadOptions hold the whole line,
@@ -288,6 +290,14 @@ case $cell in
         need_file "$ovmf"
         export KPACK_APPEND=$words
         boot_watched "$image" "$initrd" "${qemu_fw[@]}" || status=$? ;;
+    rng)
+        need_file "$ovmf"
+        export KPACK_APPEND=$words
+        boot_watched "$image" "$initrd" "${qemu_fw[@]}" -device virtio-rng-pci || status=$?
+        if [ "$status" -eq 0 ] && ! grep -aqE 'efi: .* RNG=0x' "$log"; then
+            echo "FAIL: no random seed table (RNG=) in the kernel's efi: line" >&2
+            status=1
+        fi ;;
     shell)
         need mkfs.vfat mcopy mmd; need_file "$ovmf"
         # CRLF: the shell's script parser accepts either; CRLF is what it writes itself.

@@ -103,6 +103,7 @@ inline const std::vector<Field>& fields() {
         KPACK_BP_FIELD(ext_ramdisk_size, Kind::kScalar),
         KPACK_BP_FIELD(ext_cmd_line_ptr, Kind::kScalar),
         KPACK_BP_FIELD(pad4, Kind::kBytes),
+        KPACK_BP_FIELD(cc_blob_address, Kind::kScalar),
         KPACK_BP_FIELD(edid_info, Kind::kBytes),
         KPACK_BP_EFI(efi_loader_signature),
         KPACK_BP_EFI(efi_systab),

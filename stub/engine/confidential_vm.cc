@@ -1,0 +1,56 @@
+// Runs before the stub relocates itself (stub/legacy/early_record.cc): it must hold no absolute
+// relocation, so no table of pointers (the build checks).
+#include "stub/engine/confidential_vm.h"
+
+namespace kpack {
+
+// "IntelTDX    " in EBX, EDX, ECX order (Linux's TDX_IDENT, arch/x86/boot/compressed/tdx.c).
+bool is_tdx_signature(uint32_t ebx, uint32_t ecx, uint32_t edx) {
+  return ebx == 0x65746E49 && edx == 0x5844546C && ecx == 0x20202020;
+}
+
+ConfidentialVm classify_confidential_vm(const ConfidentialVmProbe& probe) {
+  if (probe.tdx_signature) return ConfidentialVm::kTdx;
+  // SEV_STATUS is what the hypervisor cannot forge; the CPUID bit only says the MSR exists.
+  if (probe.sev_status & kSevStatusSevSnp) return ConfidentialVm::kSevSnp;
+  if (probe.sev_status & kSevStatusSevEs) return ConfidentialVm::kSevEs;
+  if (probe.sev_status & kSevStatusSev) return ConfidentialVm::kSev;
+  return ConfidentialVm::kNone;
+}
+
+const char* confidential_vm_name(ConfidentialVm vm) {
+  if (vm == ConfidentialVm::kSev) return "SEV";
+  if (vm == ConfidentialVm::kSevEs) return "SEV-ES";
+  if (vm == ConfidentialVm::kSevSnp) return "SEV-SNP";
+  if (vm == ConfidentialVm::kTdx) return "TDX";
+  return "none";
+}
+
+StubStatus check_confidential_vm_for_legacy(ConfidentialVm vm, const ConfidentialVmProbe& probe) {
+  // The identity map has no C-bit: the kernel would be decoded into memory read back as ciphertext.
+  if (vm == ConfidentialVm::kSev)
+    return fail("SEV guest: the boot-protocol entries cannot map encrypted memory; boot the EFI entry",
+                probe.sev_status);
+  // Each CPUID and port access the stub makes would raise an exception only a firmware handler answers.
+  if (vm == ConfidentialVm::kSevEs || vm == ConfidentialVm::kSevSnp)
+    return fail("SEV-ES/SEV-SNP guest: the boot-protocol entries cannot handle #VC; boot the EFI entry",
+                probe.sev_status);
+  if (vm == ConfidentialVm::kTdx)
+    return fail("TDX guest: the boot-protocol entries cannot handle #VE; boot the EFI entry");
+  return StubStatus::success();
+}
+
+StubStatus check_confidential_vm_for_efi(ConfidentialVm vm, const ConfidentialVmProbe& probe) {
+  uint64_t unsupported = probe.sev_status & kSnpFeaturesKernelMustImplement;
+  if (vm == ConfidentialVm::kSevSnp && unsupported)
+    return fail("SEV-SNP features the kernel may not implement are on", unsupported, probe.sev_status);
+  return StubStatus::success();
+}
+
+// The firmware's #VC and #VE handlers serve the boot CPU; what its MP services would run our
+// decoders with on the others is not something the stub can check, so they stay parked.
+bool may_start_application_processors(ConfidentialVm vm) {
+  return vm == ConfidentialVm::kNone || vm == ConfidentialVm::kSev;
+}
+
+}  // namespace kpack
