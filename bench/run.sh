@@ -5,7 +5,8 @@
 # The whole benchmark: builds kpack, fetches the Debian cloud kernels (6.1: stock lz4, 6.12: stock
 # zstd), extracts each vmlinux with `kpack extract`, packs it raw/gzip/lz4/zstd, then
 #   guest  boots stock, PVH and every kpack image under QEMU/TCG (bench/guest.sh): -icount TSC at
-#          /init, and wall time to /init as the median of N interleaved rounds (default 10)
+#          /init, and wall time to /init as the median of N interleaved rounds (default 10); then
+#          stock, raw, lz4 and zstd under OVMF's -kernel path (bench/efi.sh), -icount TSC at /init
 #   host   kpack_host_bench on each vmlinux: engine vs library decode vs stock-shaped pipeline, and
 #          what verifying lz4/zstd frames costs (its second table: engine/library, target <= 1.05)
 #   pack   image sizes, and pack time of `kpack --X` vs the codec's own CLI (bench/pack_time.sh)
@@ -65,6 +66,7 @@ for tag in $kernels; do
 done
 
 [[ -n $skip_guest ]] || "$repo/bench/guest.sh" "$out" "$runs" $kernels
+[[ -n $skip_guest ]] || "$repo/bench/efi.sh" "$out" $kernels  # the same under OVMF -kernel: efi.tsv
 
 if [[ -z $skip_host ]]; then
     for tag in $kernels; do

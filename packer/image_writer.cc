@@ -27,6 +27,7 @@ struct Payload {
   std::vector<uint8_t> bytes;
   std::vector<FrameEntry> frames;    // compressed payloads: the frame table
   uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
+  Range hole;                        // raw payloads: the zero pages before the kernel (pe_image.h)
 };
 
 // A raw payload is laid out so that, with the image at the default address, its lowest segment
@@ -46,6 +47,7 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
     return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
                               " bytes, more than a raw image can hold (1 GiB)");
   PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
+  payload.hole = Range{align_up(elf.kernel.headers_end, kPageSize), elf.kernel.segments[0].offset & ~(kPageSize - 1)};
   payload.bytes = std::move(elf.bytes);
   payload.init_size_from_base = segment_offset + k.span();
   if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
@@ -229,7 +231,8 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
 
   // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
   image.resize(setup_size + align_up(part.size, kPeFileAlignment), 0);
-  PeInput pe{setup_size, stub_layout, part.payload, part.size, 0, options.sbat.size()};
+  PeInput pe{setup_size, stub_layout, part.payload, part.size, 0, options.sbat.size(), {}};
+  if (!payload.hole.empty()) pe.hole = Range{part.payload + payload.hole.begin, part.payload + payload.hole.end};
   if (!options.sbat.empty()) {
     pe.sbat_offset = image.size();
     image.insert(image.end(), options.sbat.begin(), options.sbat.end());

@@ -46,16 +46,19 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     uint64_t image_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);
     uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
+    uint64_t kernel_floor = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 40);
+    const bool raw = codec == Codec::kRaw;
+    const uint32_t section_count = raw ? 6 : 5;
     // MZ, Linux's PE magic, e_lfanew -> "PE\0\0" (raw bytes at the documented offsets).
     CHECK(image[0] == 'M');
     CHECK(image[1] == 'Z');
     CHECK(test::get<uint32_t>(image, 0x38) == 0x818223CD);
     CHECK(test::get<uint32_t>(image, 0x3C) == 0x40);
     CHECK(std::memcmp(image.data() + 0x40, "PE\0\0", 4) == 0);
-    // COFF: AMD64, five sections, a PE32+ optional header with six directories,
+    // COFF: AMD64, five sections (raw: six), a PE32+ optional header with six directories,
     // EXECUTABLE | LINE_NUMS_STRIPPED | DEBUG_STRIPPED and not RELOCS_STRIPPED (shim refuses that).
     CHECK(test::get<uint16_t>(image, 0x44) == 0x8664);
-    CHECK(test::get<uint16_t>(image, 0x46) == 5);
+    CHECK(test::get<uint16_t>(image, 0x46) == section_count);
     CHECK(test::get<uint16_t>(image, 0x54) == 112 + 6 * 8);
     CHECK(test::get<uint16_t>(image, 0x56) == 0x0206);
     const uint64_t o = 0x58;  // the optional header
@@ -78,18 +81,21 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
 
     // Sections: the protected-mode part keeps its file layout in memory (the stub is position
     // independent), each part with only the rights it needs.
-    const Expected expected[] = {{".setup", kData | kRead | kDiscardable},
-                                 {".text", kCode | kExecute | kRead},
-                                 {".rodata", kData | kRead},
-                                 {".data", kData | kRead | kWrite},
-                                 {".payload", kData | kRead}};
+    const Expected expected[] = {
+        {".setup", kData | kRead | kDiscardable}, {".text", kCode | kExecute | kRead}, {".rodata", kData | kRead},
+        {".data", kData | kRead | kWrite},        {".payload", kData | kRead},         {".kernel", kData | kRead}};
     // The payload's first page (shared with the stub's bss, the record and kernel_info when the
-    // payload starts 16-byte aligned) belongs to .data; the rest is .payload.
+    // payload starts 16-byte aligned) belongs to .data; the rest is .payload. A raw payload's
+    // .payload is its ELF headers' page alone: the zeros after it, up to where a loader putting the
+    // protected-mode part at 1 MiB has the kernel's floor, are in no section; .kernel is the rest.
     const uint64_t payload_page = (payload_offset + 0xFFF) / 0x1000 * 0x1000;
-    const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page};
-    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, image_size};
+    const uint64_t kernel_start = kernel_floor - 0x100000;
+    const uint64_t payload_end = raw ? payload_page + 0x1000 : image_size;
+    const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page, kernel_start};
+    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, payload_end, image_size};
+    if (raw) CHECK(kernel_start > payload_end);
     const uint64_t table = 0x40 + 4 + 20 + 160;
-    for (int i = 0; i < 5; ++i) {
+    for (uint32_t i = 0; i < section_count; ++i) {
       CAPTURE(expected[i].name);
       uint64_t at = table + 40 * i;
       CHECK(std::strncmp(reinterpret_cast<const char*>(image.data() + at), expected[i].name, 8) == 0);
@@ -110,7 +116,7 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
       CHECK(raw == rva);
       CHECK(virtual_size == pm_end[i] - pm_begin[i]);
     }
-    CHECK(table + 5 * 40 <= 0x1F1);  // the section table ends before the setup header
+    CHECK(table + section_count * 40 <= 0x1F1);  // the section table ends before the setup header
 
     // `kpack info`'s reader sees the same.
     Result<std::optional<PeView>> view = read_pe_view(image, "out.img");
@@ -118,8 +124,9 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     REQUIRE(view->has_value());
     CHECK((*view)->entry == pm_rva + layout->efi_entry);
     CHECK((*view)->subsystem == 10);
-    CHECK((*view)->sections.size() == 5);
+    CHECK((*view)->sections.size() == section_count);
     CHECK((*view)->sections[4].name == ".payload");
+    if (raw) CHECK((*view)->sections[5].name == ".kernel");
     CHECK((*view)->signature_size == 0);
   }
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# efi.sh OUT TAG... — the pre-kernel cost under UEFI: each image of each kernel TAG booted by OVMF's
+# `-kernel` path (LoadImage/StartImage of the PE view, initrd through LoadFile2) on one CPU under
+# -icount shift=0,sleep=off, so the guest TSC that tests/boot/init.c prints at /init counts guest
+# instructions since reset: firmware, loader (OVMF reads the file from fw_cfg and copies its PE
+# sections), stub or stock EFI stub, kernel. ICOUNT_RUNS (default 3) boots per image; prints the
+# median per image and its difference from stock.
+#
+# Expects OUT/TAG/IMAGE.img for IMAGE in KPACK_EFI_IMAGES (default "stock raw lz4 zstd";
+# bench/run.sh makes them) and OUT/initramfs.cpio.gz. Writes OUT/efi.tsv: TAG IMAGE RUN TSC, and
+# the serial logs as OUT/TAG/IMAGE.efiN.log (kpack.debug on every command line, as bench/guest.sh:
+# the stub's lines say when it started). KPACK_EFI_TIMEOUT: seconds per boot (default 900).
+set -euo pipefail
+
+[[ $# -ge 2 ]] || { echo "usage: $0 OUT TAG..." >&2; exit 2; }
+out=$1
+shift
+images=(${KPACK_EFI_IMAGES:-stock raw lz4 zstd})
+qemu=${QEMU:-qemu-system-x86_64}
+ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
+lock=/tmp/kpack-qemu.lock
+[[ -f $ovmf ]] || { echo "efi.sh: no OVMF at $ovmf (package ovmf)" >&2; exit 77; }
+
+efi_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
+    local log=$out/$1/$2.efi$3.log
+    flock "$lock" timeout -k 5 "${KPACK_EFI_TIMEOUT:-900}" "$qemu" -bios "$ovmf" -m 512M -smp 1 -display none -monitor none -nic none \
+        -no-reboot -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" -append "console=ttyS0 panic=-1 kpack.debug" \
+        -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 2>"$log.stderr" || true
+    local tsc
+    tsc=$(grep -a -o 'KPACK_INIT_OK tsc=[0-9]*' "$log" | head -n1 | cut -d= -f2)
+    [[ -n $tsc ]] || { echo "efi.sh: $1/$2 did not reach /init; see $log" >&2; return 1; }
+    echo "$tsc"
+}
+
+: > "$out/efi.tsv"
+for tag in "$@"; do
+    for ((run = 0; run < ${ICOUNT_RUNS:-3}; run++)); do
+        for image in "${images[@]}"; do
+            printf '%s\t%s\t%d\t%s\n' "$tag" "$image" "$run" "$(efi_boot "$tag" "$image" "$run")" >> "$out/efi.tsv"
+        done
+    done
+done
+
+python3 - "$out/efi.tsv" <<'EOF'
+import statistics, sys
+rows = [l.split('\t') for l in open(sys.argv[1]).read().splitlines()]
+median = {}
+for tag, image, _, tsc in rows:
+    median.setdefault((tag, image), []).append(int(tsc))
+median = {k: statistics.median(v) for k, v in median.items()}
+for (tag, image), tsc in median.items():
+    stock = median.get((tag, 'stock'))
+    delta = f"{(tsc - stock) / 1e6:+.1f} M vs stock" if stock else ""
+    print(f"efi {tag} {image}: /init at {tsc / 1e6:.1f} M instructions {delta}")
+EOF
