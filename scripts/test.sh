@@ -19,9 +19,10 @@ ctest_status=0
 ctest --test-dir build --output-on-failure --output-junit ctest-junit.xml || ctest_status=$?
 tests/check-skips.sh build/ctest-junit.xml
 [[ $ctest_status -eq 0 ]] || exit "$ctest_status"
-# The loader x codec matrix of that run, for the log (and doc/loaders.md).
-tests/loaders/matrix-table.sh build || true
-tests/efi/matrix-table.sh build || true       # and the EFI paths' (tests/efi)
+# The loader, EFI and SMP matrices of that run, headed by its commit, into build/matrices/ and the
+# log; `scripts/render-matrices.sh build ctest-junit.xml --update-docs` puts them into doc/.
+scripts/render-matrices.sh build ctest-junit.xml
+cat build/matrices/loaders.md build/matrices/efi.md build/matrices/smp.md
 
 # Hostile inputs: sanitizers catch what the unit tests only pass through; the fuzzers run ~60 s
 # each (fuzz/README.md). Both use their own build directories.

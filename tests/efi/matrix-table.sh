@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# matrix-table.sh BUILD_DIR — the EFI cell × image matrix as a Markdown table, from the results of
-# the last ctest run in BUILD_DIR (Testing/Temporary/LastTest.log; run `ctest -L efi` first).
+# matrix-table.sh BUILD_DIR [JUNIT.xml] — the EFI cell × image matrix as a Markdown table, from the
+# results of the last ctest run in BUILD_DIR (Testing/Temporary/LastTest.log; run `ctest -L efi`
+# first) or from a JUnit file written by `ctest --output-junit FILE`.
 # A cell is "pass (N s)" (the whole test: the first test of a codec also packs its image),
 # "**FAIL**", "skip" (tool or firmware missing here) or "—" (not registered or not run: the CI set
 # has every cell for stock and lz4 only; -DKPACK_EFI_FULL_MATRIX=ON registers the rest).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
 
-[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
-log=$1/Testing/Temporary/LastTest.log
-[[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L efi in $1 first" >&2; exit 1; }
-
-store_results < <(results_from_lasttest "$log")
+[[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
+build=$1 junit=${2:-}
+[[ -z $junit || $junit == /* ]] || junit=$build/$junit
+if [[ -n $junit ]]; then
+    [[ -r $junit ]] || { echo "matrix-table: cannot read $junit" >&2; exit 1; }
+    store_results < <(results_from_junit "$junit")
+else
+    log=$build/Testing/Temporary/LastTest.log
+    [[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L efi in $build first" >&2; exit 1; }
+    store_results < <(results_from_lasttest "$log")
+fi
 
 rows=(
     "kernel|OVMF, QEMU -kernel (LoadImage; kpack: \`kpack: efi entry\` required)"

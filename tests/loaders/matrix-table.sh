@@ -40,6 +40,14 @@ rows=(
     "kexec|kexec -l, kexec_load (64-bit, via purgatory)"
     "kexec-file|kexec -s -l, kexec_file_load (64-bit, via purgatory)"
     "kexec-high|kexec -l in a 6 GiB guest: image above 4 GiB (64-bit)"
+    "seabios-la57|SeaBIOS -kernel, \`-cpu max\`: 5-level paging as stock"
+    "ovmf-la57|OVMF -kernel, \`-cpu max\`: 5-level paging as stock"
+    "grub-linux-la57|GRUB BIOS \`linux\`, \`-cpu max\`: 5-level paging"
+    "grub-efi-la57|GRUB UEFI \`linux\`, \`-cpu max\`: 5-level paging"
+    "kexec-la57|kexec_load from a 5-level kernel (64-bit entry with LA57 on)"
+    "kexec-file-la57|kexec_file_load from a 5-level kernel"
+    "seabios-no5lvl|SeaBIOS -kernel, \`-cpu max\`, \`no5lvl\`: 4 levels"
+    "ovmf-no5lvl|OVMF -kernel, \`-cpu max\`, \`no5lvl\`: 4 levels"
 )
 
 echo "| Loader | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd | kpack xz |"
