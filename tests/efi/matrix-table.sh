@@ -9,16 +9,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
-build=$1 junit=${2:-}
-[[ -z $junit || $junit == /* ]] || junit=$build/$junit
-if [[ -n $junit ]]; then
-    [[ -r $junit ]] || { echo "matrix-table: cannot read $junit" >&2; exit 1; }
-    store_results < <(results_from_junit "$junit")
-else
-    log=$build/Testing/Temporary/LastTest.log
-    [[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L efi in $build first" >&2; exit 1; }
-    store_results < <(results_from_lasttest "$log")
-fi
+load_results efi "$1" "${2:-}"
 
 rows=(
     "kernel|OVMF, QEMU -kernel (LoadImage; kpack: \`kpack: efi entry\` required)"

@@ -42,15 +42,7 @@ boot() {
 log_a=$(boot stock A)
 log_b=$(boot "$kind" B)
 
-# FIELD[:MASK] is the first word of every line that is not a comment, or the second after
-# "PATH:" when PATH is this one.
-allow=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/parity-allow.txt" |
-    awk -v path="$path" '$1 !~ /:$/ { print $1 } $1 == path ":" { print $2 }' | paste -sd,)
+source "$here/../support/parity_verdict.sh"
 status=0
-"$bpdiff" "$log_a" "$log_b" ${allow:+--allow "$allow"} --labels "stock,$kind ($path)" || status=$?
-if [[ $status -eq 0 ]]; then
-    echo "parity: PASS: $path: stock and $kind hand over the same boot_params (allowlist: tests/efi/parity-allow.txt)"
-elif [[ $status -eq 1 ]]; then
-    echo "parity: FAIL: $path: stock and $kind differ outside tests/efi/parity-allow.txt (logs: $log_a, $log_b)" >&2
-fi
+parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/parity-allow.txt" "$path" "$kind" || status=$?
 exit $status

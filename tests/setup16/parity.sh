@@ -35,18 +35,9 @@ boot "$kind" B
 log_a=$boot_dir/loaders/$loader-stock.parity-$kind-A.serial.log
 log_b=$boot_dir/loaders/$loader-$kind.parity-$kind-B.serial.log
 
-allow=
-if [[ $kind != stock ]]; then
-    # FIELD[:MASK] is the first word of every line that is not a comment, or the second after
-    # "LOADER:" when LOADER is this one.
-    allow=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$setup16_here/parity-allow.txt" |
-        awk -v loader="$loader" '$1 !~ /:$/ { print $1 } $1 == loader ":" { print $2 }' | paste -sd,)
-fi
+source "$setup16_here/../support/parity_verdict.sh"
 status=0
-"$bpdiff" "$log_a" "$log_b" ${allow:+--allow "$allow"} --labels "stock,$kind ($loader)" || status=$?
-if [[ $status -eq 0 ]]; then
-    echo "parity: PASS: $loader: stock and $kind hand over the same boot_params (allowlist: tests/setup16/parity-allow.txt)"
-elif [[ $status -eq 1 ]]; then
-    echo "parity: FAIL: $loader: stock and $kind differ outside tests/setup16/parity-allow.txt (logs: $log_a, $log_b)" >&2
-fi
+# stock against itself: the plumbing, which must find no difference at all
+parity_verdict "$bpdiff" "$log_a" "$log_b" "$setup16_here/parity-allow.txt" "$loader" "$kind" \
+    "$([[ $kind == stock ]] && echo no-allowlist)" || status=$?
 exit $status

@@ -55,3 +55,18 @@ result_cell() {
         *)    printf '—' ;;
     esac
 }
+
+# load_results SUITE BUILD_DIR [JUNIT]: `status` from JUNIT (relative paths are taken from
+# BUILD_DIR, as ctest does) or else from BUILD_DIR's last ctest log; exits naming what is missing.
+load_results() {
+    local suite=$1 build=$2 junit=${3:-}
+    [[ -z $junit || $junit == /* ]] || junit=$build/$junit
+    if [[ -n $junit ]]; then
+        [[ -r $junit ]] || { echo "matrix-table: cannot read $junit" >&2; exit 1; }
+        store_results < <(results_from_junit "$junit")
+    else
+        local log=$build/Testing/Temporary/LastTest.log
+        [[ -r $log ]] || { echo "matrix-table: no $log; run ctest -L $suite in $build first" >&2; exit 1; }
+        store_results < <(results_from_lasttest "$log")
+    fi
+}
