@@ -6,7 +6,9 @@
 # zstd), extracts each vmlinux with `kpack extract`, packs it raw/gzip/lz4/zstd, then
 #   guest  boots stock, PVH and every kpack image under QEMU/TCG (bench/guest.sh): -icount TSC at
 #          /init, and wall time to /init as the median of N interleaved rounds (default 10); then
-#          stock, raw, lz4 and zstd under OVMF's -kernel path (bench/efi.sh), -icount TSC at /init
+#          stock, raw, lz4 and zstd under OVMF's -kernel path (bench/efi.sh), -icount TSC at /init;
+#          then lz4 and zstd on -smp 2 with every CPU vs kpack.cpus=1, under SeaBIOS and OVMF
+#          (bench/smp.sh), decode cycles as the median of N interleaved rounds
 #   host   kpack_host_bench on each vmlinux: engine vs library decode vs stock-shaped pipeline, and
 #          what verifying lz4/zstd frames costs (its second table: engine/library, target <= 1.05)
 #   pack   image sizes, and pack time of `kpack --X` vs the codec's own CLI (bench/pack_time.sh)
@@ -67,6 +69,9 @@ done
 
 [[ -n $skip_guest ]] || "$repo/bench/guest.sh" "$out" "$runs" $kernels
 [[ -n $skip_guest ]] || "$repo/bench/efi.sh" "$out" $kernels  # the same under OVMF -kernel: efi.tsv
+# Every CPU against kpack.cpus=1 on -smp 2, multi-threaded TCG: SeaBIOS (smp.tsv), OVMF (smp-ovmf.tsv).
+[[ -n $skip_guest ]] || "$repo/bench/smp.sh" "$out" "$runs" $kernels
+[[ -n $skip_guest ]] || KPACK_SMP_FIRMWARE=ovmf "$repo/bench/smp.sh" "$out" "$runs" $kernels
 
 if [[ -z $skip_host ]]; then
     for tag in $kernels; do

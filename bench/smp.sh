@@ -6,6 +6,9 @@
 # with -smp 1 would measure QEMU too. Reads the stub's "segments" phase (TSC cycles of the decode)
 # from kpack.debug and prints, per image, the medians and their ratio (all CPUs / one CPU).
 #
+# KPACK_SMP_FIRMWARE=ovmf boots the same through OVMF's -kernel path (the PE entry: the helpers are
+# the firmware's APs, through EFI_MP_SERVICES) and writes OUT/smp-ovmf.tsv instead.
+#
 # Expects OUT/TAG/IMAGE.img and OUT/initramfs.cpio.gz (bench/run.sh makes them). Writes
 # OUT/smp.tsv: TAG IMAGE MODE ROUND CYCLES HELPER_FRAMES.
 set -euo pipefail
@@ -15,10 +18,16 @@ out=$1 rounds=$2
 shift 2
 qemu=${QEMU:-qemu-system-x86_64}
 lock=/tmp/kpack-qemu.lock
+firmware=() tsv=$out/smp.tsv
+if [[ ${KPACK_SMP_FIRMWARE:-seabios} == ovmf ]]; then
+    ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
+    [[ -f $ovmf ]] || { echo "smp.sh: no OVMF at $ovmf (package ovmf)" >&2; exit 77; }
+    firmware=(-bios "$ovmf") tsv=$out/smp-ovmf.tsv
+fi
 
 boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES"
-    local log=$out/$1/$2.smp.log
-    flock "$lock" timeout -k 5 120 "$qemu" -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
+    local log=$out/$1/$2.smp${firmware:+-ovmf}.log
+    flock "$lock" timeout -k 5 120 "$qemu" "${firmware[@]}" -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
         -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" \
         -append "console=ttyS0 panic=-1 kpack.debug $3" -serial "file:$log" 2>/dev/null || true
     grep -a -q KPACK_INIT_OK "$log" || { echo "smp.sh: $1/$2 ($3) did not reach /init; see $log" >&2; return 1; }
@@ -28,17 +37,17 @@ boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES"
     echo "$cycles ${helpers:-0}"
 }
 
-: > "$out/smp.tsv"
+: > "$tsv"
 for tag in "$@"; do
     for image in ${KPACK_SMP_CODECS:-lz4 zstd}; do
         for ((round = 0; round < rounds; round++)); do
             for mode in all one; do
                 words=; [[ $mode == one ]] && words=kpack.cpus=1
                 read -r cycles helpers < <(boot "$tag" "$image" "$words")
-                printf '%s\t%s\t%s\t%d\t%s\t%s\n' "$tag" "$image" "$mode" "$round" "$cycles" "$helpers" >> "$out/smp.tsv"
+                printf '%s\t%s\t%s\t%d\t%s\t%s\n' "$tag" "$image" "$mode" "$round" "$cycles" "$helpers" >> "$tsv"
             done
         done
-        python3 - "$out/smp.tsv" "$tag" "$image" <<'EOF'
+        python3 - "$tsv" "$tag" "$image" <<'EOF'
 import statistics, sys
 rows = [l.split('\t') for l in open(sys.argv[1]).read().splitlines()]
 rows = [r for r in rows if r[0] == sys.argv[2] and r[1] == sys.argv[3]]
