@@ -34,7 +34,7 @@ check() {
 }
 
 touch "$work/files/vmlinux" "$work/files/vmlinuz-6.1" "$work/files/bzImage.old"
-check "bzImage.old extract info vmlinux vmlinuz-6.1" kpack ''
+check "bzImage.old extract info stats vmlinux vmlinuz-6.1" kpack ''
 check "extract"                                     kpack ex
 check "info"                                        kpack in
 check "--level --lz4"                               kpack --l
@@ -46,9 +46,12 @@ check ""                                            kpack --level ''
 check ""                                            kpack --kernel-address 0x
 check "--relocs"                                    kpack extract vmlinuz-6.1 -o vmlinux --re
 check "bzImage.old vmlinux vmlinuz-6.1"             kpack extract ''
-check "bzImage.old extract info vmlinux vmlinuz-6.1" kpack --level 9 ''
+check "bzImage.old extract info stats vmlinux vmlinuz-6.1" kpack --level 9 ''
 check "bzImage.old vmlinux vmlinuz-6.1"             kpack --raw info ''
 check "--version"                                   kpack --vers
+check "--from"                                      kpack stats --fr
+mkdir -p "$work/files/setup_data" && touch "$work/files/setup.bin"   # --from DIR: directories only
+check "setup_data"                                  kpack stats --from set
 
 # bash-completion finds the script on demand through XDG_DATA_DIRS, as for /usr and /usr/local.
 loader=/usr/share/bash-completion/bash_completion
