@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # render-matrices.sh BUILD_DIR JUNIT.xml [--update-docs] — the loader, EFI and SMP matrices of one
 # ctest run (`ctest --output-junit`, as scripts/test.sh writes it), each headed by the commit it
-# ran on, into BUILD_DIR/matrices/{loaders,efi,smp}.md. With --update-docs it also replaces the
+# ran on (this checkout's HEAD, or KPACK_MATRIX_COMMIT when the run was of another clone, e.g. a
+# fresh-clone .ci/run), into BUILD_DIR/matrices/{loaders,efi,smp}.md. With --update-docs it also replaces the
 # tables between the `<!-- matrix:NAME -->` and `<!-- /matrix:NAME -->` markers of doc/loaders.md
 # and doc/testing.md, so the docs show what last ran and nothing else.
 # Fails when a table has no passing cell (the run did not include that suite) or a renderer fails.
@@ -16,8 +17,12 @@ build=$1 junit=$2 update=${3:-}
 out=$build/matrices
 mkdir -p "$out"
 
-commit=$(git -C "$repo" rev-parse --short HEAD)
-[[ -z $(git -C "$repo" status --porcelain --untracked-files=no) ]] || commit+=" with local changes"
+if [[ -n ${KPACK_MATRIX_COMMIT:-} ]]; then
+    commit=$(git -C "$repo" rev-parse --short "$KPACK_MATRIX_COMMIT")
+else
+    commit=$(git -C "$repo" rev-parse --short HEAD)
+    [[ -z $(git -C "$repo" status --porcelain --untracked-files=no) ]] || commit+=" with local changes"
+fi
 stamp="Rendered by \`scripts/render-matrices.sh\` from the ctest run of commit $commit on $(date -u +%F)"
 stamp+=" (\`scripts/test.sh\`, what CI runs): — marks a cell CI does not run; the full-matrix options run it."
 
