@@ -237,8 +237,8 @@ void time_verification(const Loaded& l, uint8_t* flat, uint64_t capacity, std::s
   row.tails = median(zeroed);
 }
 
-Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<uint64_t> chunk, uint32_t threads,
-                bench::LeanMemory& ram) {
+// VMLINUX packed exactly as `kpack --CODEC` packs it.
+std::vector<uint8_t> pack(const KernelInput& input, Codec codec, std::optional<uint64_t> chunk) {
   PackOptions options;
   options.compress.codec = codec;
   options.compress.level = default_level(codec);
@@ -248,7 +248,23 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
   std::fprintf(stderr, "packing %s...\n", codec_name(codec));
   Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "bench");
   if (!image) die(image.error().message);
-  Loaded l = load_image(*image, codec, ram);
+  return std::move(*image);
+}
+
+// The bytes past each segment's p_filesz in a kernel laid out at `kernel`: what the engine zeroes.
+std::vector<std::span<uint8_t>> zero_tails(const KernelHeaders& k, uint8_t* kernel) {
+  std::vector<std::span<uint8_t>> tails;
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    if (s.memsz > s.filesz) tails.push_back({kernel + (s.paddr - k.physical.begin) + s.filesz, s.memsz - s.filesz});
+  }
+  return tails;
+}
+
+Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<uint64_t> chunk, uint32_t threads,
+                bench::LeanMemory& ram) {
+  std::vector<uint8_t> image = pack(input, codec, chunk);
+  Loaded l = load_image(image, codec, ram);
 
   Row row{codec_name(codec)};
   row.image = l.image_bytes;
@@ -272,12 +288,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
   uint64_t elf_size = library_decode(codec, l.payload, flat.data(), capacity);
   KernelHeaders payload_elf;
   if (!parse_kernel_headers(flat.data(), elf_size, elf_size, &payload_elf).ok()) die("decoded payload is not an ELF");
-  std::vector<std::span<uint8_t>> tails;
-  for (uint32_t i = 0; i < payload_elf.segment_count; ++i) {
-    const LoadSegment& s = payload_elf.segments[i];
-    uint64_t at = s.paddr - payload_elf.physical.begin + s.filesz;
-    if (s.memsz > s.filesz) tails.push_back({destination.data() + at, s.memsz - s.filesz});
-  }
+  std::vector<std::span<uint8_t>> tails = zero_tails(payload_elf, destination.data());
 
   auto stock = [&] {
     library_decode(codec, l.payload, flat.data(), capacity);
