@@ -107,6 +107,8 @@ def host(out, tags, lines, targets):
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         with open(path) as f:
             for line in f:
+                if not line.strip():
+                    break  # the verification table follows; it is shown as host_bench prints it
                 if line.startswith("#") or line.startswith("codec"):
                     continue
                 c = line.split()
