@@ -108,7 +108,7 @@ def host(out, tags, lines, targets):
         with open(path) as f:
             for line in f:
                 if not line.strip():
-                    break  # the verification table follows; it is shown as host_bench prints it
+                    break  # what follows is the verification table (host.txt keeps it), not this one
                 if line.startswith("#") or line.startswith("codec"):
                     continue
                 c = line.split()
