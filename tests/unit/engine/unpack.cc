@@ -80,9 +80,9 @@ struct Run {
 };
 
 // Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
-// [1 MiB, 128 MiB).
+// [1 MiB, 128 MiB), of which [1 MiB, free_end) is free.
 Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImageBase, uint64_t min_kernel = 0x200000,
-           uint32_t threads = 0, uint32_t held = 0, bool first_helper_alone = false) {
+           uint32_t threads = 0, uint32_t held = 0, bool first_helper_alone = false, uint64_t free_end = kRamSize) {
   const std::vector<uint8_t>& payload = framed.bytes;
   Run run;
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
@@ -98,7 +98,7 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   else
     run.memory->protect(range_of(image_base, kStubSize));
   FreeMemory free;
-  REQUIRE(free.add({0x100000, kRamSize}).ok());
+  REQUIRE(free.add({0x100000, free_end}).ok());
   UnpackRequest request{codec, image_base + kStubSize, payload.size(), image, min_kernel};
   request.frame_table_addr = image_base + kFrameTableOffset;
   request.frame_count = static_cast<uint32_t>(framed.frames.size());
@@ -183,6 +183,21 @@ TEST_CASE("a raw payload at its intended address is used in place, elsewhere mov
   CHECK_FALSE(moved.result.in_place);
   CHECK(moved.result.moved == input.kernel.span());
   CHECK(moved.result.base % 0x200000 == 0);
+}
+
+TEST_CASE("a raw kernel's bss past the file's end stays clear of the work area, so it still runs in place") {
+  std::vector<test::SegmentSpec> segments = test::typical_segments();
+  segments[3].memsz += 0x100000;  // 1 MiB more bss: room for the work area, were it allowed there
+  KernelInput input = input_from(test::make_kernel_elf(segments));
+  // Loaded at 3 MiB, the kernel runs at 4 MiB, through 0x714000; the file ends at 0x611000 and free
+  // memory with the kernel's span. Only below the image is there room for the work area.
+  PayloadElf elf = layout_mirrored(input, 0x100000 - kStubSize);
+  Run run = unpack(Codec::kRaw, raw_payload(elf.bytes), 0x300000, 0x200000, 0, 0, false, 0x714000);
+  check_kernel(run, input);
+  CHECK(run.result.in_place);
+  CHECK(run.result.base == 0x400000);
+  CHECK(run.result.work.begin == 0x300000 - kScratchSize - kArenaSize);
+  CHECK(run.result.work.end == 0x300000);
 }
 
 TEST_CASE("a corrupted frame stops the engine with a checksum or data error") {
