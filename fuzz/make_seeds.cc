@@ -162,7 +162,8 @@ void unpack_seeds() {
                unpack_input(codec, 0x01 | 0x20 | 0x40 | 0x08, payload));
   }
   // Raw, with the first segment one page into the payload: placed at 0x1FF000 (bit 2) it is
-  // 2 MiB-aligned and runs in place; at 0x101000 it has to move.
+  // 2 MiB-aligned and runs in place; at 0x101000 it has to move. The file ends with the last
+  // segment's file bytes, so the relocation table of raw-kaslr lies where that segment's bss goes.
   KernelInput packed = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
   FramedPayload raw = raw_payload(layout_mirrored(packed, 0x1000).bytes);
   write_seed("fuzz_unpack", "raw-in-place", unpack_input(Codec::kRaw, 0x04 | 0x01, raw));

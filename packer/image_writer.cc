@@ -41,8 +41,8 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   uint64_t segment_offset = kernel_address - kDefaultLoadAddress;
   if (kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
     return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
-  // A raw payload stores the whole span, gaps and bss included: refuse absurd spans before
-  // allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
+  // A raw payload stores the whole span but its trailing bss, gaps included: refuse absurd spans
+  // before allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
   if (k.span() > kMaxDecodedBytes)
     return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
                               " bytes, more than a raw image can hold (1 GiB)");
@@ -50,6 +50,8 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   payload.hole = Range{align_up(elf.kernel.headers_end, kPageSize), elf.kernel.segments[0].offset & ~(kPageSize - 1)};
   payload.bytes = std::move(elf.bytes);
   payload.init_size_from_base = segment_offset + k.span();
+  // The relocation table right after the ELF's last byte, where the kernel's bss will be: the stub
+  // applies it before it zeroes the bss (stub/engine/unpack.cc).
   if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
   return payload;
 }
@@ -231,7 +233,8 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
 
   // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
   image.resize(setup_size + align_up(part.size, kPeFileAlignment), 0);
-  PeInput pe{setup_size, stub_layout, part.payload, part.size, 0, options.sbat.size(), {}};
+  PeInput pe{setup_size,          stub_layout, part.payload, part.size, raw ? part.init_size : part.size, 0,
+             options.sbat.size(), {}};
   if (!payload.hole.empty()) pe.hole = Range{part.payload + payload.hole.begin, part.payload + payload.hole.end};
   if (!options.sbat.empty()) {
     pe.sbat_offset = image.size();

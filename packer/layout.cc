@@ -140,13 +140,20 @@ PayloadElf layout_compact(const KernelInput& input) {
 
 PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
   const KernelHeaders& k = input.kernel;
+  // The segment highest in memory ends the file: its trailing zeros (the kernel's bss, 12 MB of
+  // Debian's 6.1) are left to the stub. Every other one is followed by the next one's bytes, so
+  // its zeros stay in the file anyway, and stay stored.
+  uint32_t highest = 0;
+  for (uint32_t i = 1; i < k.segment_count; ++i)
+    if (k.segments[i].paddr > k.segments[highest].paddr) highest = i;
   std::vector<Placement> placements;
   uint64_t end = first_offset;
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
     uint64_t offset = first_offset + (s.paddr - k.physical.begin);
-    placements.push_back({s.paddr, s.offset, offset, s.filesz, s.memsz});
-    end = std::max(end, offset + s.memsz);
+    uint64_t kept = i == highest ? without_trailing_zeros(input, s) : s.memsz;
+    placements.push_back({s.paddr, s.offset, offset, s.filesz, kept});
+    end = std::max(end, offset + kept);
   }
   PayloadElf out = rewrite(input, placements, end);
   out.regions.push_back(Range{0, end});

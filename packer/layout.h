@@ -26,7 +26,8 @@ struct PayloadElf {
 PayloadElf layout_compact(const KernelInput& input);
 
 // The lowest segment at file offset `first_offset`, every other one at the same distance from it as
-// in physical memory, bss stored as zeros (p_filesz = p_memsz).
+// in physical memory. The highest segment's trailing zero bytes become bss (p_filesz shrinks, the
+// file ends with its last non-zero byte); the others store theirs as zeros (p_filesz = p_memsz).
 PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset);
 
 }  // namespace kpack

@@ -24,7 +24,10 @@ struct PeInput {
   StubLayout stub;              // offsets inside the protected-mode part
   uint64_t payload_offset = 0;  // the payload's offset in the protected-mode part
   uint64_t image_size = 0;      // bytes of the protected-mode part, payload included
-  uint64_t sbat_offset = 0;     // file offset of the .sbat bytes (0: none)
+  // Bytes of the protected-mode part once loaded: image_size, or for a raw payload the boot
+  // protocol's init_size, through the kernel's bss that the file leaves out (the loader zeroes it).
+  uint64_t memory_size = 0;
+  uint64_t sbat_offset = 0;  // file offset of the .sbat bytes (0: none)
   uint64_t sbat_size = 0;
   // Pages of the payload no section covers, as offsets in the protected-mode part: a raw payload's
   // zeros between its ELF headers and the kernel's first segment, there only so that a loader

@@ -59,10 +59,11 @@ uint32_t helpers_asked(const UnpackRequest& request) {
   return request.max_workers < kMaxFrameWorkers ? request.max_workers : kMaxFrameWorkers;
 }
 
-// The work area goes high, out of the way of the kernel, but below 4 GiB; each helper costs a codec
-// state of its own, so fewer helpers start when the memory is short.
+// The work area goes high, out of the way of the kernel, but below 4 GiB, and never on `kernel_in_place`;
+// each helper costs a codec state of its own, so fewer helpers start when the memory is short.
 StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                             const uint8_t* payload, bool virtual_base, UnpackResult& r, WorkArea* area) {
+                             const uint8_t* payload, bool virtual_base, Range kernel_in_place, UnpackResult& r,
+                             WorkArea* area) {
   bool compressed = request.codec != Codec::kRaw;
   uint64_t table_room = virtual_base && compressed ? align_up(request.relocations_size, 4096) : 0;
   uint64_t codec_state = 0;
@@ -70,6 +71,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
+  KPACK_TRY(room.remove(kernel_in_place));
   KPACK_TRY(room.remove(Range{kWorkAreaLimit, ~0ull}));
   uint64_t work = 0, work_size = 0, helper_bytes = 0;
   for (uint32_t helpers = helpers_asked(request);; --helpers) {
@@ -92,27 +94,38 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   return StubStatus::success();
 }
 
-// A raw payload is laid out so its segments sit at run addresses relative to each other; when the
-// loader put it at a suitable address nothing moves, otherwise (or when a random physical slot is
-// asked for) one memmove takes it elsewhere.
-StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory,
-                      const uint8_t* payload, UnpackTrace& trace, UnpackResult& r) {
+// A raw payload's ELF headers, read where they lie: its segments sit at run addresses relative to
+// each other.
+StubStatus read_raw_headers(const UnpackRequest& request, const uint8_t* payload, UnpackTrace& trace, UnpackResult& r) {
   KPACK_TRY(
       parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size, &r.kernel));
   honor_min_alignment(request, r.kernel);
   trace.phase("headers", r.kernel.headers_end);
+  if (!is_physically_mirrored(r.kernel)) return fail("raw payload is not laid out in physical order");
+  return StubStatus::success();
+}
+
+// Where a raw kernel runs without a move: the whole span from its lowest segment, bss included,
+// which the file may end before.
+Range raw_kernel_in_place(const UnpackRequest& request, const KernelHeaders& k) {
+  return range_of(request.payload_addr + k.segments[0].offset, k.span());
+}
+
+// When the loader put a raw payload at a suitable address nothing moves, otherwise (or when a random
+// physical slot is asked for) one memmove takes it elsewhere.
+StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace,
+                      UnpackResult& r) {
   const KernelHeaders& k = r.kernel;
-  if (!is_physically_mirrored(k)) return fail("raw payload is not laid out in physical order");
   uint64_t source = request.payload_addr + k.segments[0].offset;
   uint64_t length = k.file_end - k.segments[0].offset;
   // Everything before the first segment (stub, headers) stays live; the segments may be moved over.
-  // The relocation table after them may lie in the kernel's own bss: zeroing the bss waits until
+  // The relocation table right after them lies in the kernel's own bss: zeroing the bss waits until
   // the table has been applied. A moved kernel must not land on it, though.
   FreeMemory room = free;
   KPACK_TRY(room.remove(Range{request.image.begin, source}));
   KPACK_TRY(room.remove(r.work));
   if (!request.kaslr.physical && source % k.alignment == 0 && source >= request.min_kernel_address &&
-      room.contains(range_of(source, k.span()))) {
+      room.contains(raw_kernel_in_place(request, k))) {
     r.base = source;
     r.in_place = true;
   } else {
@@ -404,7 +417,7 @@ StubStatus randomize_virtual_base(const UnpackRequest& request, const uint8_t* t
   return StubStatus::success();
 }
 
-// A raw kernel's tails are zeroed last: its relocation table may lie there (the queue zeroed a
+// A raw kernel's tails are zeroed last: its relocation table may lie in the last one (the queue zeroed a
 // compressed kernel's with the frames).
 StubStatus zero_raw_tails(const UnpackResult& r, PhysicalMemory& memory) {
   ZeroPieces tails;
@@ -424,9 +437,12 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     return fail("payload lies outside the image", request.payload_addr);
   bool raw = request.codec == Codec::kRaw;
   bool virtual_base = request.kaslr.virtual_base && request.relocations_size;
+  // A raw kernel's headers first: the work area keeps off the place it runs without a move.
+  if (raw) KPACK_TRY(read_raw_headers(request, payload, trace, r));
+  Range kernel_in_place = raw ? raw_kernel_in_place(request, r.kernel) : Range{};
   WorkArea work;
-  KPACK_TRY(reserve_work_area(request, free, memory, payload, virtual_base, r, &work));
-  if (raw) KPACK_TRY(unpack_raw(request, free, memory, payload, trace, r));
+  KPACK_TRY(reserve_work_area(request, free, memory, payload, virtual_base, kernel_in_place, r, &work));
+  if (raw) KPACK_TRY(unpack_raw(request, free, memory, trace, r));
   if (!raw) KPACK_TRY(unpack_compressed(request, free, memory, payload, work, trace, r));
   // The relocation table is the payload's last bytes, or (compressed) its last frame decoded.
   const uint8_t* table = raw ? payload + request.payload_size - request.relocations_size : work.table;

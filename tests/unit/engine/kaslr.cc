@@ -2,6 +2,7 @@
 // entropy mixer, and whole runs that place and relocate a packed kernel in simulated memory.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -226,6 +227,22 @@ TEST_CASE("raw images stay in place unless packed with --randomize-physical; nok
     CHECK(off.result.virtual_offset == 0);
     CHECK(off.u64_at(off.text() + 0x100) == off.original_u64(off.text() + 0x100));
   }
+}
+
+TEST_CASE("a raw kernel in place reads its relocation table from where its bss goes, then zeroes the bss") {
+  KaslrRun run(Codec::kRaw, kaslr_with(12345, 678));
+  REQUIRE(run.status.ok());
+  REQUIRE(run.result.in_place);
+  const LoadSegment& last = run.input.kernel.segments[3];
+  // Loaded at 1 MiB, the file holds the table right after the last segment's 0x6000 file bytes.
+  const uint64_t table_at = last.paddr + 0x6000;
+  REQUIRE(last.memsz - 0x6000 > run.input.relocs.size());
+  CHECK(std::equal(run.input.relocs.begin(), run.input.relocs.end(), run.protected_part.begin() + (table_at - kMiB)));
+  const UnpackResult& r = run.result;
+  CHECK(r.relocations == 4);
+  CHECK(run.u64_at(run.text() + 0x100) == run.original_u64(run.text() + 0x100) + r.virtual_offset);
+  CHECK(run.u32_at(run.data() + 0x20) == static_cast<uint32_t>(run.original_u32(run.data() + 0x20) - r.virtual_offset));
+  CHECK(run.memory->copy(table_at, last.memsz - 0x6000) == std::vector<uint8_t>(last.memsz - 0x6000, 0));
 }
 
 TEST_CASE("no slot within mem= falls back to the lowest fit, and says so") {

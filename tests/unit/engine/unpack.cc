@@ -80,9 +80,9 @@ struct Run {
 };
 
 // Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
-// [1 MiB, 128 MiB).
+// [1 MiB, 128 MiB), of which [1 MiB, free_end) is free.
 Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImageBase, uint64_t min_kernel = 0x200000,
-           uint32_t threads = 0, uint32_t held = 0, bool first_helper_alone = false) {
+           uint32_t threads = 0, uint32_t held = 0, bool first_helper_alone = false, uint64_t free_end = kRamSize) {
   const std::vector<uint8_t>& payload = framed.bytes;
   Run run;
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
@@ -98,7 +98,7 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   else
     run.memory->protect(range_of(image_base, kStubSize));
   FreeMemory free;
-  REQUIRE(free.add({0x100000, kRamSize}).ok());
+  REQUIRE(free.add({0x100000, free_end}).ok());
   UnpackRequest request{codec, image_base + kStubSize, payload.size(), image, min_kernel};
   request.frame_table_addr = image_base + kFrameTableOffset;
   request.frame_count = static_cast<uint32_t>(framed.frames.size());
@@ -168,21 +168,43 @@ TEST_CASE("the kernel never goes below the requested minimum address") {
 }
 
 TEST_CASE("a raw payload at its intended address is used in place, elsewhere moved once") {
-  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  // The last segment's file bytes end in 0x1000 zeros, then its 0x3000 of bss: the file leaves out both.
+  std::vector<uint8_t> bytes = test::make_kernel_elf(test::typical_segments());
+  const LoadSegment last = input_from(bytes).kernel.segments[3];
+  std::fill(bytes.begin() + last.offset + 0x5000, bytes.begin() + last.offset + 0x6000, 0);
+  bytes[last.offset + 0x4FFF] = 0x5A;
+  KernelInput input = input_from(bytes);
   // The first segment sits 1 MiB past the image base: at 2 MiB when loaded at 1 MiB.
   PayloadElf elf = layout_mirrored(input, 0x100000 - kStubSize);
+  CHECK(elf.bytes.size() == 0x100000 - kStubSize + 0x20B000 + 0x5000);
   Run in_place = unpack(Codec::kRaw, raw_payload(elf.bytes));
   check_kernel(in_place, input);
   CHECK(in_place.result.in_place);
   CHECK(in_place.result.base == 0x200000);
   CHECK(in_place.result.moved == 0);
 
-  // Loaded 16 MiB up (as kexec_file_load would), the segments are 2 MiB-misaligned: one memmove.
+  // Loaded 16 MiB up (as kexec_file_load would), the segments are 2 MiB-misaligned: one memmove of
+  // the file's bytes; the rest is zeroed at the new place.
   Run moved = unpack(Codec::kRaw, raw_payload(elf.bytes), 0x1000000);
   check_kernel(moved, input);
   CHECK_FALSE(moved.result.in_place);
-  CHECK(moved.result.moved == input.kernel.span());
+  CHECK(moved.result.moved == 0x20B000 + 0x5000);
   CHECK(moved.result.base % 0x200000 == 0);
+}
+
+TEST_CASE("a raw kernel's bss past the file's end stays clear of the work area, so it still runs in place") {
+  std::vector<test::SegmentSpec> segments = test::typical_segments();
+  segments[3].memsz += 0x100000;  // 1 MiB more bss: room for the work area, were it allowed there
+  KernelInput input = input_from(test::make_kernel_elf(segments));
+  // Loaded at 3 MiB, the kernel runs at 4 MiB, through 0x714000; the file ends at 0x611000 and free
+  // memory with the kernel's span. Only below the image is there room for the work area.
+  PayloadElf elf = layout_mirrored(input, 0x100000 - kStubSize);
+  Run run = unpack(Codec::kRaw, raw_payload(elf.bytes), 0x300000, 0x200000, 0, 0, false, 0x714000);
+  check_kernel(run, input);
+  CHECK(run.result.in_place);
+  CHECK(run.result.base == 0x400000);
+  CHECK(run.result.work.begin == 0x300000 - kScratchSize - kArenaSize);
+  CHECK(run.result.work.end == 0x300000);
 }
 
 TEST_CASE("a corrupted frame stops the engine with a checksum or data error") {

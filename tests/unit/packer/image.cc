@@ -151,8 +151,18 @@ TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment si
     CHECK(
         std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
   }
-  // bss is stored as zeros, so nothing past the file needs clearing.
-  CHECK(image.size() - setup_size >= k.physical.begin - load + k.span());
+  // The file ends with the last segment's file bytes (its last one is not zero), then the
+  // relocation table; the segment's 0x3000 bytes of bss are the stub's to zero, inside init_size.
+  const uint64_t kernel_file_end = k.physical.begin - load + 0x20B000 + 0x6000;
+  CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocs.size(), 512));
+  CHECK(std::equal(input.relocs.begin(), input.relocs.end(), image.begin() + setup_size + kernel_file_end));
+  CHECK(test::get<uint32_t>(image, 0x260) == k.physical.begin - load + k.span());  // init_size
+  KernelHeaders packed;
+  uint64_t payload = setup_size + test::get<uint32_t>(image, 0x248);
+  REQUIRE(parse_kernel_headers(image.data() + payload, image.size() - payload, image.size() - payload, &packed).ok());
+  CHECK(packed.segments[3].filesz == 0x6000);
+  CHECK(packed.segments[3].memsz == 0x9000);
+  CHECK(packed.segments[2].filesz == 0x2000);
 }
 
 TEST_CASE("extract gives back the kernel of a packed image, for every codec") {

@@ -47,6 +47,8 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     uint64_t image_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);
     uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
     uint64_t kernel_floor = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 40);
+    // A raw image runs on in memory through the kernel's bss, which its file leaves out.
+    uint64_t init_size = test::get<uint32_t>(image, 0x260);
     const bool raw = codec == Codec::kRaw;
     const uint32_t section_count = raw ? 6 : 5;
     // MZ, Linux's PE magic, e_lfanew -> "PE\0\0" (raw bytes at the documented offsets).
@@ -71,11 +73,12 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     CHECK(test::get<uint32_t>(image, o + 32) == 0x1000);                      // SectionAlignment
     CHECK(test::get<uint32_t>(image, o + 36) == 0x200);                       // FileAlignment
     CHECK(test::get<uint16_t>(image, o + 44) == 3);  // MajorImageVersion: initrd by LoadFile2 and initrd=
-    CHECK(test::get<uint32_t>(image, o + 56) == (pm_rva + image_size + 0xFFF) / 0x1000 * 0x1000);  // SizeOfImage
-    CHECK(test::get<uint32_t>(image, o + 60) == 0x1000);                                           // SizeOfHeaders
-    CHECK(test::get<uint32_t>(image, o + 64) == 0);                                                // CheckSum
-    CHECK(test::get<uint16_t>(image, o + 68) == 10);                                               // EFI application
-    CHECK(test::get<uint16_t>(image, o + 70) == 0x0100);                                           // NX_COMPAT
+    const uint64_t memory_size = raw ? init_size : (image_size + 0xFFF) / 0x1000 * 0x1000;
+    CHECK(test::get<uint32_t>(image, o + 56) == pm_rva + memory_size);                    // SizeOfImage
+    CHECK(test::get<uint32_t>(image, o + 60) == 0x1000);                                  // SizeOfHeaders
+    CHECK(test::get<uint32_t>(image, o + 64) == 0);                                       // CheckSum
+    CHECK(test::get<uint16_t>(image, o + 68) == 10);                                      // EFI application
+    CHECK(test::get<uint16_t>(image, o + 70) == 0x0100);                                  // NX_COMPAT
     CHECK(test::get<uint32_t>(image, o + 108) == 6);                                      // NumberOfRvaAndSizes
     for (int d = 0; d < 6; ++d) CHECK(test::get<uint64_t>(image, o + 112 + 8 * d) == 0);  // no relocs, unsigned
 
@@ -92,7 +95,7 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     const uint64_t kernel_start = kernel_floor - 0x100000;
     const uint64_t payload_end = raw ? payload_page + 0x1000 : image_size;
     const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page, kernel_start};
-    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, payload_end, image_size};
+    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, payload_end, init_size};
     if (raw) CHECK(kernel_start > payload_end);
     const uint64_t table = 0x40 + 4 + 20 + 160;
     for (uint32_t i = 0; i < section_count; ++i) {
@@ -115,6 +118,8 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
       CHECK(rva == pm_rva + pm_begin[i]);
       CHECK(raw == rva);
       CHECK(virtual_size == pm_end[i] - pm_begin[i]);
+      // The last section's bytes in the file end with the image's.
+      if (i == section_count - 1) CHECK(raw_size == (image_size - pm_begin[i] + 0x1FF) / 0x200 * 0x200);
     }
     CHECK(table + section_count * 40 <= 0x1F1);  // the section table ends before the setup header
 
