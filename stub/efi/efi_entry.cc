@@ -250,7 +250,7 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
 // Both entries' whole job, from the firmware's hands to the kernel's. Returns only on an error,
 // which it has printed on ConOut.
 Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
-  RunRecord run = start_run_record(Codec::kRaw, given ? RunEntry::kEfiHandover : RunEntry::kEfiPe, rdtsc());
+  uint64_t start = rdtsc();
   // Before anything a confidential VM could not survive (efi_confidential_vm.cc).
   ConfidentialVm vm;
   Status status = check_confidential_vm(fw, &vm);
@@ -258,6 +258,8 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
+  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}),
+                                   given ? RunEntry::kEfiHandover : RunEntry::kEfiPe, start);
 
   void* interface = nullptr;
   status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
@@ -276,7 +278,6 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
 
   UnpackResult result;
   PagingSwitch paging;
-  run.codec = uint32_t{record->codec};
   status = store_free_memory(fw, params);
   if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, vm, params, &run, &result);
   if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);

@@ -138,12 +138,10 @@ void print_ram_source(const BootEnvironment& env) {
 
 // The run record in a free page off the kernel and the image: the kernel reserves every setup_data
 // node before it allocates anything. No room leaves the boot without one.
-void leave_run_record(boot::BootParams* params, const BootEnvironment& env, const uint8_t* image_base,
-                      const StubRecord& record, const UnpackResult& result, const HelperCounts& helpers, RunRecord& run,
-                      PhysicalMemory& memory) {
+void leave_run_record(boot::BootParams* params, const BootEnvironment& env, Range image, const UnpackResult& result,
+                      const HelperCounts& helpers, RunRecord& run, PhysicalMemory& memory) {
   record_result(run, result, helpers);
   Range kernel = range_of(result.base, result.kernel.span());
-  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
   uint64_t address = 0;
   if (!place_run_record(env.free, kernel, image, &address)) return;
   uint8_t* node = memory.writable(address, kRunRecordNodeSize);
@@ -154,12 +152,11 @@ void leave_run_record(boot::BootParams* params, const BootEnvironment& env, cons
 // The paging mode the kernel starts in, as the stock decompressor picks it. The switch runs from
 // two low pages nothing live holds (the APs are parked by now); without such pages a kernel that
 // could have had 5 levels gets 4, but one that cannot run with 5 stops here.
-void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
+void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment& env, Range image,
                            const StubRecord& record) {
   bool five_levels = kernel_wants_five_levels(record, command_line_text(env), command_line_length(env));
   if (five_levels == five_level_paging_on()) return;
   uint64_t low_pages = 0;
-  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
   if (!find_low_pages(params, reinterpret_cast<uint64_t>(&params), env, image, kLevelSwitchSize, &low_pages)) {
     if (five_levels) return;
     halt_with(fail("no free low memory to leave 5-level paging for a kernel without it", 0, kLevelSwitchSize));
@@ -197,7 +194,9 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
   helpers.print(result, *record);
-  hand_over_paging_mode(*params, env, image_base, *record);
-  leave_run_record(params, env, image_base, *record, result, helpers.counts(), run, memory);
+  // Both keep off the loaded image: the paging switch's low pages and the record's page.
+  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record->image_size);
+  hand_over_paging_mode(*params, env, image, *record);
+  leave_run_record(params, env, image, result, helpers.counts(), run, memory);
   return result.entry;
 }
