@@ -12,7 +12,7 @@ source "$repo/tests/support/matrix_results.sh"
 
 [[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 BUILD_DIR JUNIT.xml [--update-docs]" >&2; exit 2; }
 build=$1 junit=$2 update=${3:-}
-[[ $junit == /* ]] || junit=$build/$junit
+[[ $junit == /* ]] || junit=$(cd "$build" && pwd)/$junit   # absolute: the renderers take it as is
 [[ -r $junit ]] || { echo "render-matrices: cannot read $junit" >&2; exit 1; }
 out=$build/matrices
 mkdir -p "$out"
