@@ -21,6 +21,7 @@ inline constexpr uint32_t kEflagsId = 1u << 21;  // writable only where CPUID ex
 inline constexpr uint32_t kMsrEfer = 0xC0000080;
 inline constexpr uint32_t kMsrFsBase = 0xC0000100;
 inline constexpr uint32_t kMsrSevStatus = 0xC0010131;  // AMD: exists where CPUID 0x8000001F EAX bit 1 is set
+inline constexpr uint32_t kMsrSevEsGhcb = 0xC0010130;  // SEV-ES/SNP: the GHCB, or an MSR-protocol request
 
 struct CpuidResult {
   uint32_t eax, ebx, ecx, edx;
@@ -78,6 +79,30 @@ inline uint8_t inb(uint16_t port) {
   asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
   return value;
 }
+
+// SEV-ES/SNP: hands the GHCB MSR's request to the hypervisor (VMGEXIT).
+inline void vmgexit() { asm volatile("rep; vmmcall" : : : "memory"); }
+
+// A TDX guest's TDG.VP.VMCALL (TDCALL leaf 0): the registers in and, from the VMM, out.
+struct TdVmCallRegisters {
+  uint64_t rcx, r10, r11, r12, r13, r14, r15, rbx, rdi, rsi, r8, r9, rdx;
+};
+
+#if defined(__x86_64__)
+inline void tdvmcall(TdVmCallRegisters& regs) {
+  register uint64_t r8 asm("r8") = regs.r8, r9 asm("r9") = regs.r9, r10 asm("r10") = regs.r10,
+                       r11 asm("r11") = regs.r11, r12 asm("r12") = regs.r12, r13 asm("r13") = regs.r13,
+                       r14 asm("r14") = regs.r14, r15 asm("r15") = regs.r15;
+  uint64_t leaf = 0;
+  asm volatile(".byte 0x66, 0x0f, 0x01, 0xcc"  // tdcall, which older assemblers lack
+               : "+a"(leaf), "+c"(regs.rcx), "+d"(regs.rdx), "+b"(regs.rbx), "+S"(regs.rsi), "+D"(regs.rdi), "+r"(r8),
+                 "+r"(r9), "+r"(r10), "+r"(r11), "+r"(r12), "+r"(r13), "+r"(r14), "+r"(r15)
+               :
+               : "memory");
+  regs.r8 = r8, regs.r9 = r9, regs.r10 = r10, regs.r11 = r11, regs.r12 = r12, regs.r13 = r13, regs.r14 = r14,
+  regs.r15 = r15;
+}
+#endif
 
 // A write to the POST port: a short, fixed delay between accesses to slow legacy devices.
 inline void io_delay() { outb(0x80, 0); }

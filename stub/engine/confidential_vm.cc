@@ -4,9 +4,8 @@
 
 namespace kpack {
 
-// "IntelTDX    " in EBX, EDX, ECX order (Linux's TDX_IDENT, arch/x86/boot/compressed/tdx.c).
 bool is_tdx_signature(uint32_t ebx, uint32_t ecx, uint32_t edx) {
-  return ebx == 0x65746E49 && edx == 0x5844546C && ecx == 0x20202020;
+  return ebx == kTdxSignatureEbx && edx == kTdxSignatureEdx && ecx == kTdxSignatureEcx;
 }
 
 ConfidentialVm classify_confidential_vm(const ConfidentialVmProbe& probe) {
@@ -33,11 +32,16 @@ StubStatus check_confidential_vm_for_legacy(ConfidentialVm vm, const Confidentia
                 probe.sev_status);
   // Each CPUID and port access the stub makes would raise an exception only a firmware handler answers.
   if (vm == ConfidentialVm::kSevEs || vm == ConfidentialVm::kSevSnp)
-    return fail("SEV-ES/SEV-SNP guest: the boot-protocol entries cannot handle #VC; boot the EFI entry",
-                probe.sev_status);
-  if (vm == ConfidentialVm::kTdx)
-    return fail("TDX guest: the boot-protocol entries cannot handle #VE; boot the EFI entry");
+    return fail("SEV-ES/SEV-SNP guest needs the EFI entry, not the boot protocol's", probe.sev_status);
+  // Short enough for ReportFatalError's 64 bytes after "kpack: ".
+  if (vm == ConfidentialVm::kTdx) return fail("TDX guest needs the EFI entry, not the boot protocol's");
   return StubStatus::success();
+}
+
+RefusalChannel legacy_refusal_channel(ConfidentialVm vm) {
+  if (vm == ConfidentialVm::kSevEs || vm == ConfidentialVm::kSevSnp) return RefusalChannel::kGhcbTermination;
+  if (vm == ConfidentialVm::kTdx) return RefusalChannel::kTdxHypercalls;
+  return RefusalChannel::kCom1;
 }
 
 StubStatus check_confidential_vm_for_efi(ConfidentialVm vm, const ConfidentialVmProbe& probe) {
