@@ -3,14 +3,12 @@
 // Like paging.cc, this must hold no absolute relocation (the build checks).
 #include "stub/runtime/asm_symbols.h"
 #include "stub/arch/halt.h"
-#include "stub/engine/confidential_vm.h"
+#include "stub/legacy/confidential_exit.h"
 #include "stub/engine/stub_record.h"
 
 extern "C" const kpack::StubRecord* checked_stub_record(uint8_t* image_base) {
   // A confidential VM is refused first, before the stub's own identity map (see confidential_vm.h).
-  kpack::ConfidentialVmProbe probe = kpack::probe_confidential_vm(kpack::ThisCpu{});
-  kpack::StubStatus refused = kpack::check_confidential_vm_for_legacy(kpack::classify_confidential_vm(probe), probe);
-  if (!refused.ok()) kpack::halt_with(refused);
+  kpack::refuse_confidential_vm();
   const auto* record = reinterpret_cast<const kpack::StubRecord*>(__stub_end);
   kpack::StubStatus status = kpack::check_stub_record(*record, static_cast<uint64_t>(__stub_end - image_base));
   if (!status.ok()) kpack::halt_with(status);

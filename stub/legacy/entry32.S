@@ -19,16 +19,42 @@ startup_32:
 
 	leal	(boot_stack_top - 1b)(%ebp), %esp
 
+	// An IDT before the first CPUID or MSR access, whose one gate is #VC: an SEV-ES or SEV-SNP
+	// guest ends there with kpack's termination request instead of a reset. Its gates sit on top
+	// of the stack, which the 64-bit entry takes back once it has loaded its own.
+	subl	$IDT32_SIZE, %esp
+	movl	%esp, %edi
+	xorl	%eax, %eax
+	movl	$(IDT32_SIZE / 4), %ecx
+	rep stosl
+	leal	(vc_terminate32 - 1b)(%ebp), %eax
+	movw	%ax, IDT32_VC_GATE(%esp)
+	movw	%cs, (IDT32_VC_GATE + 2)(%esp)
+	movw	$IDT32_INTERRUPT_GATE, (IDT32_VC_GATE + 4)(%esp)
+	shrl	$16, %eax
+	movw	%ax, (IDT32_VC_GATE + 6)(%esp)
+	pushl	%esp
+	pushw	$(IDT32_SIZE - 1)
+	lidt	(%esp)
+	addl	$6, %esp
+
+	// Under SEV the map below carries the C-bit, so the 64-bit entry reads the image as the loader
+	// wrote it, encrypted, and refuses the guest on COM1 (early_record.cc); EDX is 0 elsewhere.
+	call	sev_c_bit32
+	movl	%eax, %edx
+
 	// Identity map 0..4 GiB with 2 MiB pages: PML4[0] -> PDPT[0..3] -> four page directories,
 	// built in the first pages of the 64-bit entry's own tables (PageTables in paging.h), which
 	// build_identity_map then completes without ever unmapping what is live.
 	leal	(stub_page_tables - 1b)(%ebp), %edi
 	leal	(PT_PDPT + PTE_PRESENT_WRITABLE)(%edi), %eax
 	movl	%eax, (%edi)
+	movl	%edx, 4(%edi)
 	leal	(PT_PD + PTE_PRESENT_WRITABLE)(%edi), %eax
 	leal	PT_PDPT(%edi), %ebx
 	movl	$PT_LOW_GIBS, %ecx
 2:	movl	%eax, (%ebx)
+	movl	%edx, 4(%ebx)
 	addl	$0x1000, %eax
 	addl	$8, %ebx
 	loop	2b
@@ -36,6 +62,7 @@ startup_32:
 	movl	$(PTE_PRESENT_WRITABLE | PTE_LARGE), %eax
 	movl	$(PT_LOW_GIBS * 512), %ecx
 3:	movl	%eax, (%ebx)
+	movl	%edx, 4(%ebx)
 	addl	$0x200000, %eax
 	addl	$8, %ebx
 	loop	3b
@@ -65,6 +92,56 @@ startup_32:
 	leal	(startup_64 - 1b)(%ebp), %eax
 	pushl	%eax
 	lret
+
+// EAX = the C-bit of an SEV guest's page-table entries as a bit of their upper half (CPUID
+// 0x8000001F EBX[5:0], always 32 or more; BTS on a register takes it modulo 32), when SEV_STATUS
+// says SEV is on; 0 elsewhere. Asks in the engine's order (probe_confidential_vm): a TDX guest is
+// never asked AMD's leaves. Keeps ESI and EBP.
+sev_c_bit32:
+	movl	$CPUID_TDX_LEAF, %eax
+	xorl	%ecx, %ecx
+	cpuid
+	cmpl	$TDX_SIGNATURE_EBX, %ebx
+	jne	1f
+	cmpl	$TDX_SIGNATURE_ECX, %ecx
+	jne	1f
+	cmpl	$TDX_SIGNATURE_EDX, %edx
+	je	2f
+1:	movl	$CPUID_MAX_EXTENDED_LEAF, %eax
+	cpuid
+	cmpl	$CPUID_ENCRYPTION_LEAF, %eax
+	jb	2f
+	movl	$CPUID_ENCRYPTION_LEAF, %eax
+	cpuid
+	testl	$ENCRYPTION_LEAF_SEV, %eax
+	jz	2f
+	movl	%ebx, %edi
+	movl	$MSR_SEV_STATUS, %ecx
+	rdmsr
+	testl	$SEV_STATUS_SEV, %eax
+	jz	2f
+	xorl	%eax, %eax
+	btsl	%edi, %eax
+	ret
+2:	xorl	%eax, %eax
+	ret
+
+// #VC: only an SEV-ES or SEV-SNP guest gets one, and COM1 would raise the next. The GHCB
+// termination request terminate_sev_es_guest sends in 64-bit mode (confidential_exit.cc).
+vc_terminate32:
+	movl	$MSR_SEV_STATUS, %ecx
+	rdmsr
+	movl	$GHCB_TERMINATE_SEV_ES, %ebx
+	testl	$SEV_STATUS_SNP, %eax
+	jz	1f
+	movl	$GHCB_TERMINATE_SEV_SNP, %ebx
+1:	movl	%ebx, %eax
+	xorl	%edx, %edx
+	movl	$MSR_SEV_ES_GHCB, %ecx
+	wrmsr
+	rep; vmmcall
+2:	hlt
+	jmp	2b
 
 	// What the packer needs to describe the stub as PE sections (StubLayout in
 	// formats/kpack_image.h): offsets from startup_32, which is offset 0.

@@ -12,8 +12,14 @@ startup_64:
 	leaq	boot_stack_top(%rip), %rsp
 	movq	%rsi, %r15			// boot_params, kept in a callee-saved register
 
+	// Our GDT, so the kernel is entered with the protocol's selectors whatever the loader had, and
+	// our exception handlers on it before the first CPUID, MSR or port access: in a confidential
+	// VM those raise #VC or #VE, which only our handlers turn into a reason instead of a reset.
+	call	load_boot_gdt
+	call	install_exception_handlers
+
 	// SSE, so the codec libraries run their normal code: CR0.EM off, CR0.MP on, CR4.OSFXSR and
-	// CR4.OSXMMEXCPT on. First, since the compiler may use SSE in any C++ function.
+	// CR4.OSXMMEXCPT on. Before any C++ that may use SSE (the handlers above never do).
 	movq	%cr0, %rax
 	andq	$~CR0_EM, %rax
 	orq	$CR0_MP, %rax
@@ -37,9 +43,6 @@ startup_64:
 	movq	STUB_RECORD_IMAGE_SIZE(%r14), %rcx
 	call	build_identity_map
 	movq	%rax, %cr3
-
-	// Our own GDT, so the kernel is entered with the protocol's selectors whatever the loader had.
-	call	load_boot_gdt
 
 	// Debian builds the libraries with -fstack-protector: the canary is read at %fs:0x28.
 	leaq	stub_tls(%rip), %rax

@@ -3,10 +3,8 @@
 
 namespace kpack {
 
-// Points the IDT at handlers that report the exception and halt instead of triple-faulting.
-void install_exception_handlers();
-
-// Loads the table install_exception_handlers built, on another CPU (the application processors).
+// install_exception_handlers (asm_symbols.h) points the IDT at handlers that report the exception
+// and halt instead of triple-faulting; this loads the table it built, on another CPU (the application processors).
 void load_exception_handlers();
 
 }  // namespace kpack

@@ -8,7 +8,6 @@
 #include "stub/engine/boot_environment.h"
 #include "stub/boot.h"
 #include "stub/arch/cpu.h"
-#include "stub/legacy/exceptions.h"
 #include "stub/arch/halt.h"
 #include "stub/engine/kaslr.h"
 #include "stub/legacy/paging.h"
@@ -177,7 +176,6 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}),
                                    entered_at_startup_32 ? RunEntry::kLegacy : RunEntry::kLegacy64, options.start_tsc);
   options.run = &run;
-  install_exception_handlers();
   enable_avx_registers();
   IdentityMemory memory;
   BootEnvironment env;

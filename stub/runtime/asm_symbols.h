@@ -24,6 +24,10 @@ extern void (*const __init_array_end[])() KPACK_ASM_SYMBOL;
 // entry32.S: the start of the protected-mode part, i.e. where the loader put the image.
 extern uint8_t startup_32[] KPACK_ASM_SYMBOL;
 
+// First, before relocation and SSE (exceptions.cc): the IDT, so a #VC or #VE in a confidential VM
+// ends in a reason instead of a reset.
+void install_exception_handlers() KPACK_ASM_SYMBOL;
+
 // Before relocation (early_record.cc): the checked record, or an error line and a halt.
 const kpack::StubRecord* checked_stub_record(uint8_t* image_base) KPACK_ASM_SYMBOL;
 
