@@ -1,6 +1,7 @@
-// The first C++ the 64-bit entry runs, before the stub builds page tables or relocates itself:
-// nothing may use the packer's record until it is known to be whole (paging.cc maps image_size).
-// Like paging.cc, this must hold no absolute relocation (the build checks).
+// The first C++ the 64-bit entry runs after its exception handlers, before the stub builds page
+// tables or relocates itself: nothing may use the packer's record until it is known to be whole
+// (paging.cc maps image_size). Like paging.cc, this must hold no absolute relocation (the build
+// checks).
 #include "stub/runtime/asm_symbols.h"
 #include "stub/arch/halt.h"
 #include "stub/legacy/confidential_exit.h"

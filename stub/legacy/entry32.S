@@ -1,7 +1,8 @@
 // 32-bit entry, at the start of the protected-mode part (code32_start). Boot protocol contract:
 // protected mode, paging off, flat CS = 0x10 / DS = 0x18, interrupts off, ESI = boot_params.
 // It builds an identity map of the low 4 GiB, enters long mode and continues at the 64-bit entry,
-// which then runs exactly as it does for a 64-bit loader.
+// which then runs exactly as it does for a 64-bit loader. In a confidential VM it only gets that
+// far under SEV (the C-bit set) or TDX; SEV-ES and SEV-SNP end at its first CPUID.
 #include "stub/runtime/asm_offsets.h"
 
 	.code32

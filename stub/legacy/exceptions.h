@@ -4,7 +4,8 @@
 namespace kpack {
 
 // install_exception_handlers (asm_symbols.h) points the IDT at handlers that report the exception
-// and halt instead of triple-faulting; this loads the table it built, on another CPU (the application processors).
+// and halt instead of triple-faulting; this loads its table on another CPU (the application
+// processors).
 void load_exception_handlers();
 
 }  // namespace kpack
