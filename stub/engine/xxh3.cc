@@ -7,10 +7,8 @@ namespace kpack {
 namespace {
 
 constexpr uint32_t kOsxsave = 1u << 27, kAvx = 1u << 28;  // CPUID 1 ECX
-constexpr uint32_t kAvx2 = 1u << 5, kAvx512f = 1u << 16;  // CPUID 7 EBX
-// XCR0's state components: SSE and AVX (bits 1, 2); AVX-512's opmask, ZMM0-15's upper halves
-// and ZMM16-31 (bits 5, 6, 7), which are only valid all three together.
-constexpr uint64_t kSseAndAvxState = 0b110, kAvx512State = 0b1110'0000;
+constexpr uint32_t kAvx2 = 1u << 5;                       // CPUID 7 EBX
+constexpr uint64_t kSseAndAvxState = 0b110;               // XCR0 bits 1 and 2
 
 }  // namespace
 
@@ -28,30 +26,14 @@ VectorSupport vector_support_of_this_cpu() {
 Xxh3Build xxh3_build_for(const VectorSupport& cpu) {
   if (cpu.max_leaf < 7 || (cpu.leaf1_ecx & (kOsxsave | kAvx)) != (kOsxsave | kAvx)) return Xxh3Build::kSse2;
   if (!(cpu.leaf7_ebx & kAvx2) || (cpu.xcr0 & kSseAndAvxState) != kSseAndAvxState) return Xxh3Build::kSse2;
-  // -mavx512f lets the compiler use AVX2 too, hence both; AVX512F alone is all the hash uses.
-  if (!(cpu.leaf7_ebx & kAvx512f) || (cpu.xcr0 & kAvx512State) != kAvx512State) return Xxh3Build::kAvx2;
-  return Xxh3Build::kAvx512;
+  return Xxh3Build::kAvx2;
 }
 
 Xxh3Build xxh3_build_for_this_cpu() { return xxh3_build_for(vector_support_of_this_cpu()); }
 
-const char* xxh3_build_name(Xxh3Build build) {
-  switch (build) {
-    case Xxh3Build::kAvx512: return "AVX-512";
-    case Xxh3Build::kAvx2: return "AVX2";
-    case Xxh3Build::kSse2: break;
-  }
-  return "SSE2";
-}
+const char* xxh3_build_name(Xxh3Build build) { return build == Xxh3Build::kAvx2 ? "AVX2" : "SSE2"; }
 
-Xxh3Function xxh3_for_this_cpu() {
-  switch (xxh3_build_for_this_cpu()) {
-    case Xxh3Build::kAvx512: return xxh3_64_avx512;
-    case Xxh3Build::kAvx2: return xxh3_64_avx2;
-    case Xxh3Build::kSse2: break;
-  }
-  return xxh3_64_sse2;
-}
+Xxh3Function xxh3_for_this_cpu() { return xxh3_build_for_this_cpu() == Xxh3Build::kAvx2 ? xxh3_64_avx2 : xxh3_64_sse2; }
 
 uint64_t xxh3_64(const void* data, size_t size) { return xxh3_for_this_cpu()(data, size); }
 
