@@ -394,6 +394,28 @@ int library_once(const std::string& path) {
   return 0;
 }
 
+// The verification tables, for the codecs whose frames carry XXH3.
+void print_verification(const std::vector<Row>& rows) {
+  std::printf(
+      "\n# verification, median CPU ms; eng/lib is the engine's time over the library's (target <= 1.05), "
+      "eng/l+t over the library's plus the tails'\n");
+  std::printf("%-5s %9s %9s %9s %9s %9s %9s %8s %8s\n", "codec", "engine", "library", "packed", "decoded", "sum",
+              "tails", "eng/lib", "eng/l+t");
+  for (const Row& r : rows)
+    if (r.hash_packed > 0)
+      std::printf("%-5s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f\n", r.codec.c_str(), r.engine * 1e3,
+                  r.library * 1e3, r.hash_packed * 1e3, r.hash_decoded * 1e3, r.sum_packed * 1e3, r.tails * 1e3,
+                  r.engine / r.library, r.engine / (r.library + r.tails));
+  std::printf(
+      "\n# where the digest runs, median CPU ms: each frame decoded alone by the library (alone), its XXH3 taken "
+      "right before the decode (before, the engine's order) or right after it (after)\n");
+  std::printf("%-5s %9s %9s %9s %9s %9s\n", "codec", "alone", "before", "after", "+before", "+after");
+  for (const Row& r : rows)
+    if (r.hash_packed > 0)
+      std::printf("%-5s %9.2f %9.2f %9.2f %9.2f %9.2f\n", r.codec.c_str(), r.frames_alone * 1e3, r.hash_before * 1e3,
+                  r.hash_after * 1e3, (r.hash_before - r.frames_alone) * 1e3, (r.hash_after - r.frames_alone) * 1e3);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -442,23 +464,6 @@ int main(int argc, char** argv) {
                   r.wall_one * 1e3, threads, r.wall_many * 1e3, r.wall_one / r.wall_many);
     std::fflush(stdout);
   }
-  std::printf(
-      "\n# verification, median CPU ms; eng/lib is the engine's time over the library's (target <= 1.05), "
-      "eng/l+t over the library's plus the tails'\n");
-  std::printf("%-5s %9s %9s %9s %9s %9s %9s %8s %8s\n", "codec", "engine", "library", "packed", "decoded", "sum",
-              "tails", "eng/lib", "eng/l+t");
-  for (const Row& r : rows)
-    if (r.hash_packed > 0)
-      std::printf("%-5s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f\n", r.codec.c_str(), r.engine * 1e3,
-                  r.library * 1e3, r.hash_packed * 1e3, r.hash_decoded * 1e3, r.sum_packed * 1e3, r.tails * 1e3,
-                  r.engine / r.library, r.engine / (r.library + r.tails));
-  std::printf(
-      "\n# where the digest runs, median CPU ms: each frame decoded alone by the library (alone), its XXH3 taken "
-      "right before the decode (before, the engine's order) or right after it (after)\n");
-  std::printf("%-5s %9s %9s %9s %9s %9s\n", "codec", "alone", "before", "after", "+before", "+after");
-  for (const Row& r : rows)
-    if (r.hash_packed > 0)
-      std::printf("%-5s %9.2f %9.2f %9.2f %9.2f %9.2f\n", r.codec.c_str(), r.frames_alone * 1e3, r.hash_before * 1e3,
-                  r.hash_after * 1e3, (r.hash_before - r.frames_alone) * 1e3, (r.hash_after - r.frames_alone) * 1e3);
+  print_verification(rows);
   return 0;
 }
