@@ -114,14 +114,13 @@ StubStatus switch_paging_levels(bool five_levels, uint64_t low_pages) {
 }
 
 void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record) {
-  const char* xxh3 = uint32_t{record.digest} != static_cast<uint32_t>(FrameDigest::kXxh3) ? ""
-                     : avx2_enabled()                                                     ? "; XXH3 with AVX2"
-                                                                                          : "; XXH3 with SSE2";
+  bool xxh3 = uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3);
   serial::print(
       "kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
-      "helpers, %lu redone%s\n",
+      "helpers, %lu redone%s%s\n",
       counts.found, counts.started, counts.ran, counts.returned, counts.late, counts.start_cycles,
-      uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone}, xxh3);
+      uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone},
+      xxh3 ? "; XXH3 with " : "", xxh3 ? xxh3_build_name(xxh3_build_for_this_cpu()) : "");
   if (!counts.problem.ok()) print_status("kpack: cpus: one CPU: ", counts.problem);
 }
 

@@ -3,6 +3,8 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "stub/engine/xxh3.h"
@@ -23,7 +25,61 @@ std::vector<uint8_t> pattern(size_t size) {
   return bytes;
 }
 
+// This machine's answers (an AMD EPYC with AVX-512, under Linux): CPUID 0 EAX, 1 ECX, 7 EBX, XCR0.
+constexpr VectorSupport kEpycWithAvx512 = {0xD, 0xFED83203, 0xF1BB03A9, 0xE7};
+constexpr uint32_t kAvx512Features = 0xD0230000;  // 7 EBX: AVX512F, DQ, IFMA, CD, BW, VL
+constexpr uint32_t kOsxsave = 1u << 27;
+
+// The same CPU as QEMU's TCG -cpu max shows it: AVX2, no AVX-512, only AVX's state enabled.
+constexpr VectorSupport kWithoutAvx512 = {0xD, 0xFED83203, 0xF1BB03A9 & ~kAvx512Features, 0x7};
+
+// The AVX2 build checked bit for bit against the SSE2 one at every size up to 4 KiB (each short path
+// and the first stripes, blocks and partial stripes) and over 3 MiB of random bytes.
+void check_equals_sse2(Xxh3Function build) {
+  auto bytes = pattern(4096);
+  for (size_t length = 0; length <= bytes.size(); ++length) {
+    CAPTURE(length);
+    REQUIRE(build(bytes.data(), length) == xxh3_64_sse2(bytes.data(), length));
+  }
+  std::vector<uint64_t> words((3u << 20) / 8 + 3);
+  std::mt19937_64 random(20);
+  for (uint64_t& w : words) w = random();
+  const auto* random_bytes = reinterpret_cast<const uint8_t*>(words.data());
+  for (size_t length : {words.size() * 8, size_t{3} << 20, (size_t{1} << 20) + 7})
+    for (size_t offset : {0, 1, 13}) {
+      CAPTURE(length);
+      CAPTURE(offset);
+      CHECK(build(random_bytes + offset, length - offset) == xxh3_64_sse2(random_bytes + offset, length - offset));
+    }
+}
+
 }  // namespace
+
+TEST_CASE("xxh3: AVX2 where the running code enabled its state, from recorded CPUID and XCR0") {
+  CHECK(xxh3_build_for(kEpycWithAvx512) == Xxh3Build::kAvx2);  // AVX-512 loses on cold frames (xxh3.h)
+  CHECK(xxh3_build_for(kWithoutAvx512) == Xxh3Build::kAvx2);
+  VectorSupport cpu = kEpycWithAvx512;
+  cpu.xcr0 = 0x3;  // the firmware left AVX's state off
+  CHECK(xxh3_build_for(cpu) == Xxh3Build::kSse2);
+  cpu = kEpycWithAvx512;
+  cpu.leaf7_ebx &= ~(1u << 5);  // no AVX2
+  CHECK(xxh3_build_for(cpu) == Xxh3Build::kSse2);
+  cpu = kEpycWithAvx512;
+  cpu.leaf1_ecx &= ~kOsxsave;  // before CR4.OSXSAVE is set, XCR0 means nothing
+  CHECK(xxh3_build_for(cpu) == Xxh3Build::kSse2);
+  cpu = kEpycWithAvx512;
+  cpu.max_leaf = 6;  // no leaf 7 to ask
+  CHECK(xxh3_build_for(cpu) == Xxh3Build::kSse2);
+  CHECK(std::string(xxh3_build_name(Xxh3Build::kAvx2)) == "AVX2");
+  CHECK(std::string(xxh3_build_name(Xxh3Build::kSse2)) == "SSE2");
+}
+
+TEST_CASE("xxh3: this CPU's pick is the build for its own CPUID and XCR0") {
+  Xxh3Build build = xxh3_build_for_this_cpu();
+  CHECK(build == xxh3_build_for(vector_support_of_this_cpu()));
+  Xxh3Function expected = build == Xxh3Build::kAvx2 ? xxh3_64_avx2 : xxh3_64_sse2;
+  CHECK(reinterpret_cast<uintptr_t>(xxh3_for_this_cpu()) == reinterpret_cast<uintptr_t>(expected));
+}
 
 TEST_CASE("xxh3: the empty input has XXH3-64's published digest") {
   CHECK(xxh3_64_sse2(nullptr, 0) == 0x2D06800538D394C2ull);
@@ -41,7 +97,7 @@ TEST_CASE("xxh3: the SSE2 build agrees with Debian's libxxhash at every length c
 
 TEST_CASE("xxh3: the AVX2 build agrees with Debian's libxxhash, where this CPU runs it") {
   // The CI machine has AVX2; a machine without it still checks the dispatch above.
-  if (!avx2_enabled()) {
+  if (xxh3_build_for_this_cpu() == Xxh3Build::kSse2) {
     test::skip_case("xxh3.avx2", "this CPU has no AVX2");
     return;
   }
@@ -50,6 +106,7 @@ TEST_CASE("xxh3: the AVX2 build agrees with Debian's libxxhash, where this CPU r
     CAPTURE(length);
     CHECK(xxh3_64_avx2(bytes.data(), length) == XXH3_64bits(bytes.data(), length));
   }
+  check_equals_sse2(xxh3_64_avx2);
 }
 
 TEST_CASE("xxh3: one changed byte anywhere in a frame changes the digest") {
