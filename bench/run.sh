@@ -18,7 +18,8 @@
 # Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given.
-#   --quick  the 6.1 cloud kernel only and few runs per figure (about 25 min on 2 shared cores)
+#   --quick  the 6.1 cloud kernel only and few runs per figure (47 min on 2 cores shared with other
+#            jobs and their QEMUs; the full run, estimated from its parts there, about 4 hours)
 #   --only   run just these parts; the other tables keep the data of the run that last made them,
 #            which their tables name (or say they were never run)
 # A missing tool or a failed part stops the run with a line naming it.
@@ -36,7 +37,7 @@ while [[ $# -gt 0 ]]; do
         --only) IFS=, read -r -a parts <<<"$2"; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --no-write) write=; shift ;;
-        *) sed -n '2,26p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,25p' "$0" >&2; exit 2 ;;
     esac
 done
 log() { echo "bench: $*" >&2; }
