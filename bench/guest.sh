@@ -3,12 +3,15 @@
 # ICOUNT_RUNS (default 3) -icount boots per image; the report takes their median. Under -icount the
 # RTC runs on the guest's clock from a fixed date (-rtc clock=vm): with the host's, the kernel's
 # reads of it made the same boot vary by about 1 M instructions.
-# KPACK_BENCH_QEMU_ARGS adds QEMU options to every boot (e.g. "-cpu max": AVX2 for XXH3).
+# KPACK_BENCH_QEMU_ARGS adds QEMU options to every boot (e.g. "-cpu max": AVX2 for XXH3), and
+# KPACK_BENCH_NAME (default icount) names that series' files, so that series of the same images
+# under other options (bench/run.sh's -cpu max, bench/setup.sh) keep their own;
+# KPACK_BENCH_APPEND adds words to the -icount boots' kernel command line (bench/kaslr.sh: nokaslr).
 #
 # Expects OUT/TAG/{stock,pvh,raw,gzip,lz4,zstd}.img (bench/run.sh makes them; KPACK_BENCH_IMAGES,
 # space-separated, names other images, as bench/xz.sh does) and OUT/initramfs.cpio.gz. Writes:
-#   OUT/icount.tsv     TAG IMAGE RUN TSC  under -icount shift=0,sleep=off: TSC = guest instructions
-#   OUT/TAG/IMAGE.icountN.log            the serial log, with the stub's `kpack:` phase lines
+#   OUT/NAME.tsv       TAG IMAGE RUN TSC  under -icount shift=0,sleep=off: TSC = guest instructions
+#   OUT/TAG/IMAGE.NAMEN.log              the serial log, with the stub's `kpack:` phase lines
 #   OUT/wall.tsv       TAG IMAGE ROUND SECONDS   without -icount: QEMU start to the /init marker
 # RUNS wall-time rounds (0 skips them); every round boots every image once, in a rotated order, so
 # a burst of load from elsewhere lands on all images rather than on one.
@@ -21,19 +24,20 @@ tags=("$@")
 images=(${KPACK_BENCH_IMAGES:-pvh stock raw gzip lz4 zstd})
 qemu=${QEMU:-qemu-system-x86_64}
 initrd=$out/initramfs.cpio.gz
+name=${KPACK_BENCH_NAME:-icount}
 
 # The same machine as tests/boot/boot.sh: 512 MiB, serial only, no NIC (no option ROM to load).
 qemu_args() {
     echo -m 512M -display none -monitor none -nic none -no-reboot \
         -kernel "$1" -initrd "$initrd" ${KPACK_BENCH_QEMU_ARGS:-}
 }
-append="console=ttyS0 panic=-1 kpack.debug"
+append="console=ttyS0 panic=-1 kpack.debug ${KPACK_BENCH_APPEND:-}"
 
 # One QEMU at a time on this machine, also across engineers' scripts that honour the lock.
 lock=/tmp/kpack-qemu.lock
 
 icount_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
-    local tag=$1 image=$2 log=$out/$1/$2.icount$3.log
+    local tag=$1 image=$2 log=$out/$1/$2.$name$3.log
     flock "$lock" timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "$append" \
         -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 \
         2>"$log.stderr" || true
@@ -57,17 +61,18 @@ wall_boot() {  # TAG IMAGE -> prints seconds from QEMU start to the marker line 
     printf '%d.%06d\n' $(((end - start) / 1000000)) $(((end - start) % 1000000))
 }
 
-: > "$out/icount.tsv"
+: > "$out/$name.tsv"
 for ((run = 0; run < ${ICOUNT_RUNS:-3}; run++)); do
     for tag in "${tags[@]}"; do
         for image in "${images[@]}"; do
             tsc=$(icount_boot "$tag" "$image" "$run")
-            printf '%s\t%s\t%d\t%s\n' "$tag" "$image" "$run" "$tsc" >> "$out/icount.tsv"
-            echo "guest: $tag $image icount tsc=$tsc" >&2
+            printf '%s\t%s\t%d\t%s\n' "$tag" "$image" "$run" "$tsc" >> "$out/$name.tsv"
+            echo "guest: $tag $image $name tsc=$tsc" >&2
         done
     done
 done
 
+((runs > 0)) || exit 0
 : > "$out/wall.tsv"
 n=${#images[@]}
 for ((round = 0; round < runs; round++)); do

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# pack_time.sh KPACK OUT RUNS TAG... — image sizes and pack times.
+# pack_time.sh KPACK OUT RUNS TAG... — pack times (bench/run.sh measures the image sizes).
 #
-# Writes OUT/sizes.tsv (TAG IMAGE BYTES) for the images in OUT/TAG/, and OUT/pack.tsv
-# (TAG CODEC TOOL RUN SECONDS): `kpack --CODEC` against the codec's own CLI at the same level on
+# Writes OUT/pack.tsv (TAG CODEC TOOL RUN SECONDS): `kpack --CODEC` against the codec's own CLI at the same level on
 # the same vmlinux (lz4 -9, gzip -9, zstd -19 -T0; kpack's zstd also uses every core). Runs of the
 # two tools alternate so that load from elsewhere hits both alike.
 set -euo pipefail
@@ -15,14 +14,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 source "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
-: > "$out/sizes.tsv"
 : > "$out/pack.tsv"
 for tag in "$@"; do
     vmlinux=$out/$tag/vmlinux
-    for image in stock raw gzip lz4 zstd; do
-        printf '%s\t%s\t%s\n' "$tag" "$image" "$(stat -c %s "$out/$tag/$image.img")" >> "$out/sizes.tsv"
-    done
-    printf '%s\t%s\t%s\n' "$tag" vmlinux "$(stat -c %s "$vmlinux")" >> "$out/sizes.tsv"
     for codec in gzip lz4 zstd; do
         case $codec in
             gzip) cli=(sh -c 'gzip -9 -c "$0" > "$1"' "$vmlinux" "$tmp/cli.gz") ;;

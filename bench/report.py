@@ -1,214 +1,586 @@
 #!/usr/bin/env python3
-"""report.py OUT TAG... — turn bench/run.sh's raw results into OUT/report.md and OUT/prekernel.svg.
+"""report.py OUT — bench/run.sh's raw data in OUT into OUT/BENCHMARKS.md, OUT/headline.md (the
+README's headline block) and OUT/prekernel.svg.
 
-Reads OUT/machine.txt, icount.tsv, wall.tsv, sizes.tsv, pack.tsv, TAG/host.txt and the stub's
-`kpack:` lines from TAG/IMAGE.icount0.log; any missing part is left out of the report.
+Every figure is computed here from the files the bench scripts wrote; the prose around them is
+fixed text that states no figure, and every comparison word ("before", "fewer", "met") is chosen by
+the numbers. A part whose data is missing gets a line saying it was not run, never an empty table.
 """
 import os
 import re
 import statistics
 import sys
+import textwrap
 from collections import defaultdict
 
-IMAGES = ["pvh", "raw", "lz4", "zstd", "gzip", "stock"]
-STOCK_CODEC = {"6.1": "lz4", "6.12": "zstd"}
+IMAGES = ["pvh", "stock", "raw", "gzip", "lz4", "zstd", "xz"]
+STOCK_CODEC = {"6.1": "lz4", "6.12": "zstd", "generic": "xz"}
+SCRIPT = {"images": "bench/run.sh", "legacy": "bench/guest.sh", "efi": "bench/efi.sh", "smp": "bench/smp.sh",
+          "host": "build/bench/kpack_host_bench", "pack": "bench/pack_time.sh", "kaslr": "bench/kaslr.sh",
+          "xz": "bench/xz.sh", "setup": "bench/setup.sh"}
 
 
-def rows(path):
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+class Data:
+    """The raw files of one output directory."""
 
+    def __init__(self, out):
+        self.out = out
+        run = self.text("run.txt").splitlines() + [""] * 5
+        self.stamp, self.cpu, self.cores, self.qemu, self.host_kernel = run[:5]
 
-def mega(n):
-    return f"{n / 1e6:.1f}"
+    def path(self, *parts):
+        return os.path.join(self.out, *parts)
 
+    def text(self, *parts):
+        p = self.path(*parts)
+        return open(p, errors="replace").read() if os.path.exists(p) else ""
 
-def phases(out, tag, image):
-    """The stub's phase lines, condensed: instructions per phase under -icount."""
-    path = os.path.join(out, tag, f"{image}.icount0.log")
-    if image in ("pvh", "stock") or not os.path.exists(path):
-        return ""
-    parts, total = [], None
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = re.match(r"kpack: (\w[\w ]*) bytes=\d+ cycles=(\d+)", line)
-            if m and int(m.group(2)) > 100_000:
-                parts.append(f"{m.group(1)} {mega(int(m.group(2)))}")
-            m = re.search(r"total cycles=(\d+)", line)
+    def rows(self, name):
+        return [line.split("\t") for line in self.text(name).splitlines() if line.strip()]
+
+    def medians(self, name):
+        """TAG IMAGE RUN VALUE rows -> {(tag, image): median}, and the number of runs."""
+        values = defaultdict(list)
+        for tag, image, _, value in self.rows(name):
+            values[tag, image].append(float(value))
+        runs = min((len(v) for v in values.values()), default=0)
+        return {k: statistics.median(v) for k, v in values.items()}, runs
+
+    def part_stamp(self, part):
+        return self.text("stamps", part).strip()
+
+    def log_values(self, tag, image, series, pattern):
+        """The first match of PATTERN in each serial log of a series, as integers."""
+        found, run = [], 0
+        while os.path.exists(self.path(tag, f"{image}.{series}{run}.log")):
+            m = re.search(pattern, self.text(tag, f"{image}.{series}{run}.log"))
             if m:
-                total = int(m.group(1))
-    return ("stub " + mega(total) + " M" + (": " + ", ".join(parts) if parts else "")) if total else ""
+                found.append(int(m.group(1)))
+            run += 1
+        return found
 
 
-def guest(out, tags, lines, targets):
-    icount = defaultdict(list)
-    for tag, image, _, tsc in rows(os.path.join(out, "icount.tsv")):
-        icount[tag, image].append(int(tsc))
-    wall = defaultdict(list)
-    for tag, image, _, s in rows(os.path.join(out, "wall.tsv")):
-        wall[tag, image].append(float(s))
-    if not icount:
+def tags_of(rows):
+    return list(dict.fromkeys(r[0] for r in rows))
+
+
+def mega(n, sign=False):
+    return f"{n / 1e6:+.1f}" if sign else f"{n / 1e6:.1f}"
+
+
+def kernel_name(data, tag):
+    name = data.text(tag, "kernel.txt").strip()
+    return f"{tag} ({name})" if name else tag
+
+
+def prose(text):
+    return textwrap.fill(text, 100, break_long_words=False, break_on_hyphens=False)
+
+
+def numeric(cell):
+    return re.fullmatch(r"[+-]?[\d,.]+(?: ±[\d.]+| %| \([^)]*\)| / [\d,]+)?", str(cell)) is not None
+
+
+def table(header, rows):
+    """A Markdown table; columns whose cells all start with a figure are right-aligned."""
+    align = ["---:" if i and rows and all(numeric(r[i]) or r[i] == "–" for r in rows) else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    return lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows] + [""]
+
+
+def compare(delta, unit, less="fewer", more="more"):
+    """'+2.8 M instructions more' / '4.0 M instructions fewer': the word from the sign."""
+    return f"{abs(delta) / 1e6:.1f} M {unit} {less if delta < 0 else more}"
+
+
+def when(delta):
+    return "before" if delta < 0 else "after"
+
+
+def later(delta, unit):
+    """'2.8 M instr later' / '4.0 M instr earlier': when kpack reached /init against the other."""
+    return f"{abs(delta) / 1e6:.1f} M {unit} {'earlier' if delta < 0 else 'later'}"
+
+
+def plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class Report:
+    def __init__(self, data):
+        self.data = data
+        self.lines = []
+        self.targets = []  # (name, met, measured)
+        self.headline = []  # rows of the headline table
+        self.tags = tags_of(data.rows("sizes.tsv"))
+        self.legacy = self.efi = self.sizes = self.xz_sizes = self.xz_costs = None
+        self.smp = {}
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def say(self, text):
+        self.lines.extend([prose(text), ""])
+
+    def section(self, title, part, what):
+        """A heading, what the table measures, the script and the run that made it. False when that
+        part never ran into this directory."""
+        self.add(f"## {title}", "")
+        stamp = self.data.part_stamp(part)
+        made = f"Made by `{SCRIPT[part]}` (part `{part}`)"
+        if not stamp:
+            self.say(f"{what} Not measured: no run of part `{part}` has finished into this directory "
+                     f"(`bench/run.sh --only {part}`).")
+            return False
+        if stamp != self.data.stamp:
+            made += f", in an earlier run: {stamp}"
+        self.say(f"{what} {made}.")
+        return True
+
+
+def legacy(r):
+    d = r.data
+    if not r.section("Legacy boot, one CPU: instructions to /init", "legacy",
+                     "SeaBIOS `-kernel` (the 16-bit entry), one CPU, `-icount shift=0,sleep=off`: the TSC at `/init` "
+                     "in M guest instructions (median, ± half the spread), with QEMU's default CPU model (qemu64: "
+                     "SSE2, no AVX) and with `-cpu max` (AVX2); pre-kernel cost = that minus PVH's; stub phases from "
+                     "`kpack.debug` (qemu64)."):
         return {}
+    base, runs = d.medians("icount.tsv")
+    cpu_max, _ = d.medians("icount-max.tsv")
+    spread = defaultdict(list)
+    for tag, image, _, v in d.rows("icount.tsv"):
+        spread[tag, image].append(int(v))
+    r.add(f"Boots per image: {runs}.", "")
+    r.legacy = (base, cpu_max)
     costs = {}
-    lines.append("## Guest: pre-kernel cost\n")
-    lines.append("TSC at /init under `-icount shift=0,sleep=off` (guest instructions, median of "
-                 f"{len(icount[tags[0], 'pvh'])} boots); cost = that minus PVH's. Wall: QEMU start to "
-                 f"the /init marker without -icount, median of {len(wall[tags[0], 'pvh'])} interleaved rounds.\n")
-    for tag in tags:
-        if (tag, "pvh") not in icount:
-            continue
-        floor = statistics.median(icount[tag, "pvh"])
-        stock_cost = statistics.median(icount[tag, "stock"]) - floor
-        wall_floor = statistics.median(wall[tag, "pvh"]) if wall[tag, "pvh"] else None
-        lines.append(f"### {tag} cloud kernel (stock codec: {STOCK_CODEC.get(tag, '?')})\n")
-        lines.append("| image | TSC at /init (M) | pre-kernel cost (M instr) | cost / stock | "
-                     "wall (s) | wall / PVH | stub phases (M instr) |")
-        lines.append("|---|---:|---:|---:|---:|---:|---|")
+    for tag in tags_of(d.rows("icount.tsv")):
+        r.add(f"### {kernel_name(d, tag)}, stock codec {STOCK_CODEC.get(tag, '?')}", "")
+        rows = []
         for image in IMAGES:
-            if (tag, image) not in icount:
+            if (tag, image) not in base:
                 continue
-            tsc = statistics.median(icount[tag, image])
-            cost = tsc - floor
+            cost = base[tag, image] - base[tag, "pvh"]
             costs[tag, image] = cost
-            w = statistics.median(wall[tag, image]) if wall[tag, image] else None
-            spread = max(icount[tag, image]) - min(icount[tag, image])
-            lines.append(f"| {image} | {mega(tsc)} ±{spread / 2e6:.1f} | {cost / 1e6:+.1f} | "
-                         f"{cost / stock_cost:.2f} | " + (f"{w:.2f} | {w / wall_floor:.3f}" if w and wall_floor else "– | –")
-                         + f" | {phases(out, tag, image)} |")
-        lines.append("")
-        raw = costs.get((tag, "raw"))
-        if raw is not None:
-            targets.append((f"{tag}: kpack raw within 2 M instructions of PVH", raw <= 2e6, f"{raw / 1e6:+.1f} M"))
-        own = STOCK_CODEC.get(tag)
-        if (tag, own) in costs:
-            c = costs[tag, own]
-            targets.append((f"{tag}: kpack {own} ≤ half the stock image's cost", c <= stock_cost / 2,
-                            f"{c / 1e6:.1f} M vs stock {stock_cost / 1e6:.1f} M ({c / stock_cost:.2f}×)"))
+            stock = base[tag, "stock"] - base[tag, "pvh"]
+            vs = spread[tag, image]
+            cells = [image, f"{mega(base[tag, image])} ±{(max(vs) - min(vs)) / 2e6:.1f}", mega(cost, True),
+                     f"{cost / stock:.2f}" if stock else "–"]
+            if (tag, image) in cpu_max:
+                cmax = cpu_max[tag, image] - cpu_max[tag, "pvh"]
+                cstock = cpu_max[tag, "stock"] - cpu_max[tag, "pvh"]
+                cells += [mega(cpu_max[tag, image]), mega(cmax, True), f"{cmax / cstock:.2f}" if cstock else "–"]
+            else:
+                cells += ["–"] * 3
+            rows.append(cells + [phases(d, tag, image)])
+        r.add(*table(["image", "qemu64: /init (M)", "pre-kernel cost (M)", "cost / stock's", "`-cpu max`: /init (M)",
+                      "pre-kernel cost (M)", "cost / stock's", "stub phases, qemu64 (M instr)"], rows))
+        legacy_targets(r, tag, base, cpu_max, costs)
+    wall(r)
     return costs
 
 
-def host(out, tags, lines, targets):
-    first = True
-    for tag in tags:
-        path = os.path.join(out, tag, "host.txt")
-        if not os.path.exists(path):
-            continue
-        if first:
-            lines.append("## Host: engine vs library decode vs stock-shaped pipeline\n")
-            lines.append("`kpack_host_bench` (one thread, warm buffers, median thread-CPU ms). eng/lib and eng/stk are "
-                         "throughput ratios (>1: the engine is faster). moved: bytes the engine copied "
-                         "besides decoder output.\n")
-            first = False
-        lines.append(f"### {tag}\n")
-        lines.append("| codec | image bytes | segment bytes | engine ms | library ms | stock ms | memcpy ms | "
-                     "eng/lib | eng/stk | moved | output |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-        with open(path) as f:
-            for line in f:
-                if not line.strip():
-                    break  # what follows is the verification table (host.txt keeps it), not this one
-                if line.startswith("#") or line.startswith("codec"):
-                    continue
-                c = line.split()
-                lines.append("| " + " | ".join(c) + " |")
-                if c[0] != "raw":
-                    targets.append((f"{tag}: host engine ≥ 0.95× library, > stock ({c[0]})",
-                                    float(c[7]) >= 0.95 and float(c[8]) > 1.0, f"{c[7]}× / {c[8]}×"))
-                targets.append((f"{tag}: engine copies nothing besides decoder output ({c[0]})", c[9] == "0",
-                                f"moved {c[9]}"))
-        lines.append("")
+def phases(d, tag, image, series="icount"):
+    """The stub's phase lines of its first -icount log, condensed: M instructions per phase."""
+    if image in ("pvh", "stock"):
+        return ""
+    text = d.text(tag, f"{image}.{series}0.log")
+    parts = [f"{m.group(1)} {mega(int(m.group(2)))}" for m in re.finditer(r"kpack: (\w[\w ]*) bytes=\d+ cycles=(\d+)", text)
+             if int(m.group(2)) > 100_000]
+    total = re.search(r"total cycles=(\d+)", text)
+    return f"stub {mega(int(total.group(1)))}" + (": " + ", ".join(parts) if parts else "") if total else ""
 
 
-def sizes_and_pack(out, tags, lines, targets):
-    size = {(t, i): int(b) for t, i, b in rows(os.path.join(out, "sizes.tsv"))}
-    if size:
-        lines.append("## Image sizes\n")
-        lines.append("| kernel | vmlinux | stock | raw | gzip | lz4 | zstd |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|")
-        for tag in tags:
-            if (tag, "stock") not in size:
+def legacy_targets(r, tag, base, cpu_max, costs):
+    if (tag, "raw") in costs:
+        r.targets.append((f"{tag}: kpack raw, KASLR on, within 5 M instructions of PVH (qemu64)", costs[tag, "raw"] <= 5e6,
+                          f"{mega(costs[tag, 'raw'], True)} M"))
+    own = STOCK_CODEC.get(tag)
+    for name, series in (("qemu64", base), ("`-cpu max`", cpu_max)):
+        if (tag, own) in series and (tag, "stock") in series:
+            delta = series[tag, own] - series[tag, "stock"]
+            r.targets.append((f"{tag}: kpack {own} reaches /init no later than the stock image ({name})", delta <= 0,
+                              f"{mega(delta, True)} M instructions"))
+
+
+def wall(r):
+    d = r.data
+    values = defaultdict(list)
+    for tag, image, _, s in d.rows("wall.tsv"):
+        values[tag, image].append(float(s))
+    if not values:
+        r.add("No wall-time rounds in this run.", "")
+        return
+    r.add("### Wall time to /init", "")
+    r.say(f"The same boots without `-icount`: seconds from QEMU's start to the `/init` marker, median of "
+          f"{min(len(v) for v in values.values())} rounds; every round boots every image once, in a rotated order. "
+          "Wall time on a shared TCG host is noisy; the instruction counts above are not.")
+    rows = []
+    for tag in tags_of(d.rows("wall.tsv")):
+        floor = statistics.median(values[tag, "pvh"])
+        for image in IMAGES:
+            if (tag, image) in values:
+                w = statistics.median(values[tag, image])
+                rows.append([tag, image, f"{w:.2f}", f"{w / floor:.3f}"])
+    r.add(*table(["kernel", "image", "wall (s)", "wall / PVH's"], rows))
+
+
+def efi(r):
+    d = r.data
+    if not r.section("OVMF `-kernel`, one CPU: instructions to /init", "efi",
+                     "OVMF's `-kernel` path (LoadImage/StartImage of the PE view, initrd through LoadFile2), one "
+                     "CPU, qemu64, `-icount shift=0,sleep=off`: TSC at `/init` in M guest instructions (median), "
+                     "firmware included; the stub's start TSC from `kpack.debug`."):
+        return
+    med, runs = d.medians("efi.tsv")
+    r.efi = med
+    r.add(f"Boots per image: {runs}.", "")
+    rows = []
+    size = {(t, i): int(b) for t, i, b, *_ in d.rows("sizes.tsv")}
+    for tag in tags_of(d.rows("efi.tsv")):
+        stock = med.get((tag, "stock"))
+        for image in IMAGES:
+            if (tag, image) not in med:
                 continue
-            s = size[tag, "stock"]
-            cells = [f"{size[tag, i] / 1e6:.2f} MB" + (f" ({size[tag, i] / s:.2f}×)" if i not in ("stock", "vmlinux") else "")
-                     for i in ("vmlinux", "stock", "raw", "gzip", "lz4", "zstd")]
-            lines.append(f"| {tag} | " + " | ".join(cells) + " |")
-            for codec in ("lz4", "zstd"):
-                targets.append((f"{tag}: kpack {codec} image no larger than stock", size[tag, codec] <= s,
-                                f"{size[tag, codec] / 1e6:.2f} MB vs {s / 1e6:.2f} MB"))
-        lines.append("")
-    times = defaultdict(list)
-    for tag, codec, tool, _, s in rows(os.path.join(out, "pack.tsv")):
-        times[tag, codec, tool].append(float(s))
-    if times:
-        lines.append("## Pack time\n")
-        lines.append("Median seconds; the CLI compresses the whole vmlinux file, kpack its segments "
-                     "(one frame per region).\n")
-        lines.append("| kernel | codec | kpack s | CLI | CLI s | kpack / CLI |")
-        lines.append("|---|---|---:|---|---:|---:|")
-        cli = {"gzip": "gzip -9", "lz4": "lz4 -9", "zstd": "zstd -19 -T0"}
-        for tag in tags:
-            for codec in ("gzip", "lz4", "zstd"):
-                k, c = times.get((tag, codec, "kpack")), times.get((tag, codec, "cli"))
-                if not k or not c:
-                    continue
-                k, c = statistics.median(k), statistics.median(c)
-                lines.append(f"| {tag} | {codec} | {k:.2f} | `{cli[codec]}` | {c:.2f} | {k / c:.2f} |")
-                targets.append((f"{tag}: kpack --{codec} within 10 % of `{cli[codec]}`", k <= 1.1 * c, f"{k / c:.2f}×"))
-        lines.append("")
+            starts = d.log_values(tag, image, "efi", r"started at tsc=(\d+)")
+            delta = med[tag, image] - stock if stock and image != "stock" else None
+            rows.append([tag, image, mega(med[tag, image]), "–" if delta is None else mega(delta, True),
+                         mega(statistics.median(starts)) if starts else "–", f"{size.get((tag, image), 0):,}"])
+            if delta is not None and image in ("raw", "lz4"):
+                r.targets.append((f"{tag}: OVMF -kernel, kpack {image} reaches /init no later than stock", delta <= 0,
+                                  f"{mega(delta, True)} M instructions"))
+    r.add(*table(["kernel", "image", "/init (M instr)", "vs stock (M)", "stub started at (M)", "file bytes"], rows))
 
 
-def svg(out, tags, costs):
-    """Horizontal bars of pre-kernel cost per image, one group per kernel, hand-written SVG."""
-    bar, gap, left, width = 18, 4, 120, 520
-    top = max((c for c in costs.values()), default=1) or 1
-    y, parts = 40, []
-    for tag in tags:
-        present = [i for i in IMAGES if (tag, i) in costs]
-        if not present:
+def smp(r):
+    d = r.data
+    if not r.section("Every CPU against one: the decode phase on -smp 2", "smp",
+                     "A 2-CPU guest under multi-threaded TCG (no `-icount`), booted with every CPU decoding and with "
+                     "`kpack.cpus=1`, interleaved: the stub's decode phase in TSC cycles (`kpack.debug`), medians, "
+                     "and how many frames the helper CPU decoded. Both runs have the same machine, so the ratio is "
+                     "the stub's, not QEMU's."):
+        return
+    for firmware, name in (("SeaBIOS `-kernel`", "smp.tsv"), ("OVMF `-kernel`", "smp-ovmf.tsv")):
+        rows, data = [], d.rows(name)
+        for tag in tags_of(data):
+            for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
+                mine = [x for x in data if x[0] == tag and x[1] == image]
+                med = {m: statistics.median(int(x[4]) for x in mine if x[2] == m) for m in ("all", "one")}
+                helpers = statistics.median(int(x[5]) for x in mine if x[2] == "all")
+                ratio = med["all"] / med["one"]
+                rows.append([tag, image, len(mine) // 2, mega(med["all"]), mega(med["one"]), f"{ratio:.2f}", f"{helpers:g}"])
+                r.smp[firmware, tag, image] = (med["all"], med["one"], ratio)
+        r.add(f"### {firmware}", "")
+        r.add(*table(["kernel", "image", "rounds", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)", "ratio",
+                      "frames by the helper (median)"], rows))
+
+
+def host(r):
+    d = r.data
+    if not r.section("Host: engine, library and stock-shaped decode", "host",
+                     "`kpack_host_bench VMLINUX`: each codec's image packed in memory as `kpack` packs it, then "
+                     "decoded on one thread with warm buffers (median thread-CPU ms) by the stub's engine, by the "
+                     "codec library's own streaming decoder, and in the stock decompressor's shape (whole ELF into "
+                     "a buffer, then each segment moved). eng/lib and eng/stk are throughput ratios (above 1: the "
+                     "engine is faster); moved: bytes the engine copied besides decoder output."):
+        return
+    verify = []
+    for tag in r.tags:
+        text = d.text(tag, "host.txt")
+        if not text:
             continue
+        first, _, second = text.partition("\n\n")
+        rows = [line.split() for line in first.splitlines() if line.strip() and not line.startswith(("#", "codec"))]
+        r.add(f"### {tag}", "")
+        r.add(*table(["codec", "image bytes", "segment bytes", "engine ms", "library ms", "stock ms", "memcpy ms",
+                      "eng/lib", "eng/stk", "moved", "output"], rows))
+        for c in rows:
+            r.targets.append((f"{tag}: the engine copies nothing besides decoder output ({c[0]})", c[9] == "0",
+                              f"moved {c[9]}"))
+        verify += [[tag] + line.split() for line in second.splitlines()
+                   if line.strip() and not line.startswith(("#", "codec"))]
+    r.add("### What verifying costs", "")
+    r.say("The second table of the same runs, for the codecs whose frames carry the frame table's XXH3-64: the "
+          "digest the engine computes (of each frame's compressed bytes), the digest of the decoded bytes, a "
+          "64-bit word sum of the compressed bytes (the floor for any cheaper check), and zeroing each segment's "
+          "tail past its file bytes; then the engine's time over the library's, and over the library's plus "
+          "the tails'.")
+    r.add(*table(["kernel", "codec", "engine ms", "library ms", "XXH3 compressed ms", "XXH3 decoded ms", "sum ms",
+                  "tails ms", "engine / library", "engine / (library + tails)"], verify))
+    for c in verify:
+        r.targets.append((f"{c[0]}: host engine at most 1.05x the library decode ({c[1]})", float(c[8]) <= 1.05,
+                          f"{c[8]}x"))
+
+
+def sizes(r):
+    d = r.data
+    if not r.section("Image and stub sizes", "images",
+                     "Bytes of each image as the packer's defaults write it (`kpack --CODEC VMLINUX --relocs TABLE`: "
+                     "the stock image's relocation table carried), beside the stock image and the vmlinux; raw also "
+                     "as allocated on this file system (`du -B1`; the gap below the kernel is a hole)."):
+        return
+    size = {(row[0], row[1]): (int(row[2]), int(row[-1])) for row in d.rows("sizes.tsv")}
+    rows = []
+    for tag in tags_of(d.rows("sizes.tsv")):
+        if any((tag, i) not in size for i in IMAGES[1:] + ["vmlinux"]):
+            r.say(f"The sizes of {tag} are incomplete in this directory (`bench/run.sh --only pack` measures them).")
+            continue
+        stock = size[tag, "stock"][0]
+        cells = [tag, f"{size[tag, 'vmlinux'][0]:,}", f"{stock:,} ({STOCK_CODEC.get(tag, '?')})",
+                 f"{size[tag, 'raw'][0]:,} / {size[tag, 'raw'][1]:,}"]
+        cells += [f"{size[tag, c][0]:,} ({size[tag, c][0] / stock:.3f})" for c in ("gzip", "lz4", "zstd", "xz")]
+        rows.append(cells)
+        for codec in ("lz4", "zstd", "xz"):
+            r.targets.append((f"{tag}: kpack {codec} image no larger than stock", size[tag, codec][0] <= stock,
+                              f"{size[tag, codec][0]:,} vs {stock:,} bytes"))
+    r.add(*table(["kernel", "vmlinux", "stock", "raw: apparent / allocated", "gzip (/ stock)", "lz4", "zstd", "xz"],
+                 rows))
+    r.say("The stub each codec's image carries and the 16-bit setup every image carries "
+          "(`build/stub/*.bin` of this build):")
+    stubs = d.rows("stubs.tsv")
+    r.add(*table([s for s, _ in stubs], [[f"{int(b):,}" for _, b in stubs]]))
+    r.sizes = size
+
+
+def pack(r):
+    d = r.data
+    if not r.section("Pack time", "pack",
+                     "Wall seconds (median of alternating runs) of `kpack --CODEC` on the vmlinux against the codec's "
+                     "own CLI at the same level on the same file (the CLI compresses the whole file; kpack its "
+                     "frames, on every core)."):
+        return
+    times = defaultdict(list)
+    for tag, codec, tool, _, s in d.rows("pack.tsv"):
+        times[tag, codec, tool].append(float(s))
+    cli = {"gzip": "gzip -9", "lz4": "lz4 -9", "zstd": "zstd -19 -T0"}
+    rows = []
+    for tag in tags_of(d.rows("pack.tsv")):
+        for codec in cli:
+            k, c = statistics.median(times[tag, codec, "kpack"]), statistics.median(times[tag, codec, "cli"])
+            rows.append([tag, codec, len(times[tag, codec, "kpack"]), f"{k:.2f}", f"`{cli[codec]}`", f"{c:.2f}", f"{k / c:.2f}"])
+            r.targets.append((f"{tag}: kpack --{codec} within 10 % of `{cli[codec]}`", k <= 1.1 * c, f"{k / c:.2f}x"))
+    r.add(*table(["kernel", "codec", "runs", "kpack s", "CLI", "CLI s", "kpack / CLI"], rows))
+
+
+def kaslr(r):
+    d = r.data
+    if not r.section("KASLR", "kaslr",
+                     "Each kpack image on one CPU, qemu64, `-icount shift=0,sleep=off`, booted with KASLR (the "
+                     "default: the stub applies the relocation table) and with `nokaslr`: the stub's own total "
+                     "(`kpack.debug`, exact) and the TSC at `/init` (the kernel also randomizes its own memory "
+                     "regions, so `/init` moves by a little between boots), medians, M instructions."):
+        return
+    off, runs = d.medians("kaslr-off.tsv")
+    on, _ = d.medians("kaslr-on.tsv")
+    r.add(f"Boots per image and setting: {runs}.", "")
+    rows = []
+    for tag in tags_of(d.rows("kaslr-on.tsv")):
+        for image in ("raw", "gzip", "lz4", "zstd"):
+            stub = {s: statistics.median(d.log_values(tag, image, f"kaslr-{s}", r"total cycles=(\d+)") or [0])
+                    for s in ("off", "on")}
+            adds = stub["on"] - stub["off"]
+            share = f"{100 * adds / stub['off']:+.1f} %" if stub["off"] > 1e6 else "n/a"
+            rows.append([tag, image, f"{stub['off'] / 1e6:.2f}", f"{stub['on'] / 1e6:.2f}", f"{adds / 1e6:+.2f}", share,
+                         mega(off[tag, image]), mega(on[tag, image])])
+            if stub["off"] > 1e6:
+                r.targets.append((f"{tag}: KASLR adds at most 3 % to the {image} stub", adds <= 0.03 * stub["off"], share))
+    r.add(*table(["kernel", "image", "stub, nokaslr", "stub, KASLR", "KASLR adds", "of the stub's cost",
+                  "/init, nokaslr", "/init, KASLR"], rows))
+
+
+def xz(r):
+    d = r.data
+    if not r.section("xz: Debian's generic kernel", "xz",
+                     "Debian's 6.1 generic kernel, whose stock image is xz (LZMA2 behind x86 BCJ): image sizes; "
+                     "`-icount` boots (SeaBIOS, one CPU, qemu64) of PVH, the stock image and kpack xz, medians; "
+                     "`kpack --xz` against `xz --check=crc32 --x86 --lzma2=preset=9,lc=4,nice=273` on the same "
+                     "vmlinux; `kpack_host_bench --codecs xz`."):
+        return
+    r.add(f"Kernel: {kernel_name(d, 'generic')}.", "")
+    size = {i: int(b) for _, i, b in d.rows("xz-sizes.tsv")}
+    r.add(*table(["stock (xz)", "kpack xz", "kpack zstd"], [[f"{size[i]:,}" for i in ("stock", "xz", "zstd")]]))
+    r.xz_sizes = size
+    r.targets.append(("generic: kpack xz image no larger than stock", size["xz"] <= size["stock"],
+                      f"{size['xz']:,} vs {size['stock']:,} bytes"))
+    med, runs = d.medians("xz.tsv")
+    floor = med["generic", "pvh"]
+    rows = [[image, runs, mega(med["generic", image]), mega(med["generic", image] - floor, True),
+             phases(d, "generic", image, "xz")] for image in ("pvh", "stock", "xz")]
+    r.add(*table(["image", "boots", "/init (M instr)", "pre-kernel cost (M)", "stub phases (M instr)"], rows))
+    r.xz_costs = (med["generic", "xz"] - floor, med["generic", "stock"] - floor)
+    times = defaultdict(list)
+    for _, tool, _, s in d.rows("xz-pack.tsv"):
+        times[tool].append(float(s))
+    k, c = statistics.median(times["kpack"]), statistics.median(times["xz"])
+    r.say(f"Pack time, median of {plural(len(times['kpack']), 'run')}, alternating: `kpack --xz` {k:.1f} s, `xz` {c:.1f} s "
+          f"(kpack / xz {k / c:.2f}).")
+    host = [line.split() for line in d.text("generic", "host-xz.txt").partition("\n\n")[0].splitlines()
+            if line.startswith("xz")]
+    if host:
+        h = host[0]
+        r.say(f"Host decode (`kpack_host_bench`, relocation table left out): engine {h[3]} ms, liblzma {h[4]} ms "
+              f"(eng/lib {h[7]}).")
+
+
+def setup(r):
+    d = r.data
+    if not r.section("The 16-bit setup", "setup",
+                     "The raw image through SeaBIOS `-kernel` (the 16-bit entry; `-display none`: std VGA; no disk), "
+                     "one CPU, qemu64, `-icount shift=0,sleep=off`: the TSC at which the stub started "
+                     "(`kpack.debug`), i.e. the instructions SeaBIOS, its `-kernel` loader and kpack's 16-bit setup "
+                     "ran before it, beside `/init` of the same image and of a PVH boot (no firmware setup, no "
+                     "stub: the floor). Medians, M instructions."):
+        return
+    med, runs = d.medians("setup.tsv")
+    rows = []
+    for tag in tags_of(d.rows("setup.tsv")):
+        starts = d.log_values(tag, "raw", "setup", r"started at tsc=(\d+)")
+        rows.append([tag, runs, f"{statistics.median(starts) / 1e6:.2f}", mega(med[tag, "raw"]), mega(med[tag, "pvh"]),
+                     mega(med[tag, "raw"] - med[tag, "pvh"], True)])
+    r.add(*table(["kernel", "boots", "stub started at", "raw: /init", "PVH: /init", "raw − PVH"], rows))
+
+
+HEADLINE_INTRO = (
+    "Debian 12 kernels under QEMU TCG `-kernel`; instruction counts are under `-icount shift=0,sleep=off` (guest "
+    "TSC = instructions, repeatable); \"pre-kernel cost\" is the TSC at `/init` minus that of a PVH boot of the same "
+    "vmlinux (no decompressor at all). Each row says the path, the guest's CPU count and CPU model it was measured "
+    "on; the section of BENCHMARKS.md it comes from has the details.")
+
+
+def headline(r):
+    """The rows the README quotes, and the sentences that summarize them, computed from the tables."""
+    rows, said = [], []
+    tag = "6.1"
+    if r.legacy and (tag, "pvh") in r.legacy[0]:
+        base, cpu_max = r.legacy
+        raw = base[tag, "raw"] - base[tag, "pvh"]
+        rows.append([f"{tag} cloud, raw", "SeaBIOS `-kernel` (16-bit entry)", "1, qemu64",
+                     f"/init at {mega(base[tag, 'raw'])} M instr", f"PVH {mega(base[tag, 'pvh'])} M",
+                     later(raw, "instr"), "Legacy boot"])
+        said.append(f"With one CPU a raw image reaches the kernel's `/init` {abs(raw) / 1e6:.1f} M guest instructions "
+                    f"{when(raw)} a boot of the same `vmlinux` with no decompressor at all.")
+        lz4 = {}
+        for model, series in (("qemu64", base), ("`-cpu max`", cpu_max)):
+            if (tag, "lz4") in series:
+                lz4[model] = series[tag, "lz4"] - series[tag, "stock"]
+                rows.append([f"{tag} cloud, lz4", "SeaBIOS `-kernel`", f"1, {model}",
+                             f"/init at {mega(series[tag, 'lz4'])} M instr", f"stock lz4 {mega(series[tag, 'stock'])} M",
+                             later(lz4[model], "instr"), "Legacy boot"])
+        said.append("An lz4 image, which checks the XXH3 digest of every frame where the stock image checks nothing, "
+                    "reaches `/init` " + " and ".join(f"{abs(v) / 1e6:.1f} M instructions {when(v)} the stock lz4 "
+                                                     f"image with {m}" for m, v in lz4.items()) + ".")
+    for key in (("SeaBIOS `-kernel`", tag, "lz4"), ("SeaBIOS `-kernel`", tag, "zstd"), ("OVMF `-kernel`", tag, "lz4")):
+        if key in r.smp:
+            every, one, ratio = r.smp[key]
+            rows.append([f"{tag} cloud, {key[2]}, decode phase", f"{key[0]}, multi-threaded TCG", "2, qemu64",
+                         f"{mega(every)} M TSC cycles", f"{mega(one)} M with `kpack.cpus=1`", f"ratio {ratio:.2f}",
+                         "Every CPU against one"])
+    if ("SeaBIOS `-kernel`", tag, "lz4") in r.smp:
+        said.append(f"With two CPUs (SeaBIOS, multi-threaded TCG) its decode phase takes "
+                    f"{r.smp['SeaBIOS `-kernel`', tag, 'lz4'][2]:.2f} of the TSC cycles it takes on one.")
+    if r.efi and (tag, "stock") in r.efi:
+        efi = {i: r.efi[tag, i] - r.efi[tag, "stock"] for i in ("lz4", "raw") if (tag, i) in r.efi}
+        for image, delta in efi.items():
+            rows.append([f"{tag} cloud, {image}", "OVMF `-kernel` (PE entry)", "1, qemu64",
+                         f"/init at {mega(r.efi[tag, image])} M instr", f"stock {mega(r.efi[tag, 'stock'])} M",
+                         later(delta, "instr"), "OVMF `-kernel`"])
+        said.append("Under UEFI (OVMF `-kernel`, one CPU) " + ", ".join(
+            f"{'an' if i == 'lz4' else 'a'} {i} image reaches `/init` {abs(v) / 1e6:.1f} M instructions {when(v)} "
+            "the stock image" for i, v in efi.items()) + ".")
+    if r.xz_costs:
+        xz_cost, stock_cost = r.xz_costs
+        pct = 100 * (xz_cost - stock_cost) / stock_cost
+        rows.append(["6.1 generic, xz", "SeaBIOS `-kernel`", "1, qemu64", f"{mega(xz_cost)} M pre-kernel",
+                     f"stock xz {mega(stock_cost)} M", f"{abs(pct):.0f} % {'fewer' if pct < 0 else 'more'}",
+                     "xz"])
+        said.append(f"An xz image of the generic kernel costs {abs(pct):.0f} % {'fewer' if pct < 0 else 'more'} "
+                    "instructions before the kernel than the stock xz image.")
+    for name, size, image in (("6.1 generic", r.xz_sizes, "xz"), (f"{tag} cloud", r.sizes and {
+            i: b for (t, i), (b, _) in r.sizes.items() if t == tag}, "lz4")):
+        if size and image in size:
+            delta = 100 * (size[image] - size["stock"]) / size["stock"]
+            rows.append([f"{name}, {image}, image bytes (relocation table included)", "–", "–", f"{size[image]:,}",
+                         f"stock {size['stock']:,}", f"{abs(delta):.2f} % {'smaller' if delta < 0 else 'larger'}",
+                         "xz" if name == "6.1 generic" else "Image and stub sizes"])
+    return rows, said
+
+
+def headline_block(r, rows, said):
+    missed = [name for name, met, _ in r.targets if not met]
+    if not rows:
+        return [prose("No headline figures: this directory has no run of the legacy, efi, smp or xz parts "
+                      "(`bench/run.sh`).")]
+    block = [prose(HEADLINE_INTRO), "", prose(" ".join(said)), ""]
+    block += table(["kernel, image", "path", "guest CPUs, CPU model", "kpack", "compared with", "kpack against it",
+                    "BENCHMARKS.md section"], rows)
+    if r.targets:
+        block.append(prose("Targets not met in this run: " + ("; ".join(missed) if missed else "none") + "."))
+    return block
+
+
+def header(r):
+    d = r.data
+    stamp = re.match(r"`(.*)` at (.*) on (.*)", d.stamp)
+    command, commit, date = stamp.groups() if stamp else ("?", "?", "?")
+    kernels = ", ".join(d.text(t, "kernel.txt").strip() for t in r.tags + ["generic"] if d.text(t, "kernel.txt"))
+    return ["# kpack benchmarks", "", "```", f"command:  {command}", f"commit:   {commit}", f"date:     {date}",
+            f"machine:  {d.cpu}, {d.cores} cores; {d.qemu}, TCG; host kernel {d.host_kernel}",
+            f"kernels:  {kernels}", "```", "",
+            prose("Written by `bench/run.sh` (through `bench/report.py`) from the raw data it keeps in its output "
+            "directory: every table and figure here is the script's, none is edited by hand; rerun the command to "
+            "regenerate it. Each section names the script that measured it, and the run, when that was an earlier "
+            "one than the header's (`--only` runs only some parts). Unless a table says otherwise a guest is "
+            "`qemu-system-x86_64 -m 512M -nic none -kernel IMAGE -initrd initramfs.cpio.gz -append \"console=ttyS0 "
+            "panic=-1 kpack.debug\"` with one CPU and QEMU's default CPU model (qemu64), and PVH is the same vmlinux "
+            "booted as an ELF (`-kernel vmlinux`: no decompressor, the floor). Measurements of earlier commits, "
+            "not regenerated: [doc/benchmark-history.md](doc/benchmark-history.md)."), ""]
+
+
+def svg(out, costs):
+    """Horizontal bars of pre-kernel cost per image, one group per kernel."""
+    bar, gap, left, width = 18, 4, 120, 520
+    top = max(costs.values(), default=1) or 1
+    y, parts = 40, []
+    for tag in tags_of([k for k in costs]):
         parts.append(f'<text x="8" y="{y}" font-weight="bold">{tag} cloud kernel (stock: {STOCK_CODEC.get(tag, "?")})</text>')
         y += 10
-        for image in present:
-            c = max(costs[tag, image], 0)
-            w = max(1, width * c / top)
+        for image in [i for i in IMAGES if (tag, i) in costs]:
+            w = max(1, width * max(costs[tag, image], 0) / top)
             colour = {"pvh": "#888", "stock": "#c0392b", "raw": "#27ae60"}.get(image, "#2980b9")
-            label = "kpack " + image if image not in ("pvh", "stock") else image
+            label = image if image in ("pvh", "stock") else "kpack " + image
             parts.append(f'<text x="{left - 6}" y="{y + bar - 5}" text-anchor="end">{label}</text>')
             parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar}" fill="{colour}"/>')
             parts.append(f'<text x="{left + w + 4:.1f}" y="{y + bar - 5}">{costs[tag, image] / 1e6:.1f} M</text>')
             y += bar + gap
         y += 24
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{y}" '
-            'font-family="sans-serif" font-size="12">\n'
-            '<rect width="100%" height="100%" fill="white"/>\n'
+            'font-family="sans-serif" font-size="12">\n<rect width="100%" height="100%" fill="white"/>\n'
             '<text x="8" y="18" font-size="14">Pre-kernel cost: guest instructions before /init minus PVH '
-            '(QEMU -icount)</text>\n')
+            '(QEMU -icount, qemu64, one CPU)</text>\n')
     with open(os.path.join(out, "prekernel.svg"), "w") as f:
         f.write(head + "\n".join(parts) + "\n</svg>\n")
 
 
 def main():
-    out, tags = sys.argv[1], sys.argv[2:]
-    lines, targets = ["# kpack benchmark results\n"], []
-    machine = os.path.join(out, "machine.txt")
-    if os.path.exists(machine):
-        cpu, cores, qemu, kernel = (open(machine).read().splitlines() + [""] * 4)[:4]
-        lines.append(f"Machine: {cpu}, {cores} cores, {qemu} (TCG), host kernel {kernel}.\n")
-    costs = guest(out, tags, lines, targets)
-    host(out, tags, lines, targets)
-    sizes_and_pack(out, tags, lines, targets)
-    if targets:
-        lines.append("## Targets\n")
-        lines.append("| target | met | measured |")
-        lines.append("|---|---|---|")
-        lines += [f"| {name} | {'yes' if ok else '**no**'} | {value} |" for name, ok, value in targets]
-        lines.append("")
-    with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("\n".join(lines))
+    out = sys.argv[1]
+    r = Report(Data(out))
+    costs = legacy(r)
     if costs:
-        svg(out, tags, costs)
+        r.add("![pre-kernel cost](bench/prekernel.svg)", "")
+    for part in (efi, smp, host, sizes, pack, kaslr, xz, setup):
+        part(r)
+    rows, said = headline(r)
+    block = headline_block(r, rows, said)
+    targets = table(["target", "met", "measured"], [[n, "yes" if ok else "**no**", v] for n, ok, v in r.targets])
+    document = header(r) + ["## Headline", "", "The table README.md quotes (spliced between its "
+                            "`<!-- bench:headline -->` markers by the same run).", ""] + block + [""]
+    document += r.lines + ["## Targets", "", "Each target against this file's figures.", ""] + targets
+    with open(os.path.join(out, "BENCHMARKS.md"), "w") as f:
+        f.write("\n".join(document).rstrip("\n") + "\n")
+    with open(os.path.join(out, "headline.md"), "w") as f:
+        f.write("\n".join(block).rstrip("\n") + "\n")
+    if costs:
+        svg(out, costs)
 
 
 if __name__ == "__main__":

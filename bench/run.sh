@@ -1,87 +1,154 @@
 #!/usr/bin/env bash
-# bench/run.sh [--runs N] [--pack-runs N] [--host-runs N] [--kernels "6.1 6.12"] [--out DIR]
-#              [--skip-guest] [--skip-host] [--skip-pack]
+# bench/run.sh [--quick] [--only PART[,PART...]] [--out DIR] [--no-write]
 #
-# The whole benchmark: builds kpack, fetches the Debian cloud kernels (6.1: stock lz4, 6.12: stock
-# zstd), extracts each vmlinux with `kpack extract`, packs it raw/gzip/lz4/zstd, then
-#   guest  boots stock, PVH and every kpack image under QEMU/TCG (bench/guest.sh): -icount TSC at
-#          /init, and wall time to /init as the median of N interleaved rounds (default 10); then
-#          stock, raw, lz4 and zstd under OVMF's -kernel path (bench/efi.sh), -icount TSC at /init;
-#          then lz4 and zstd on -smp 2 with every CPU vs kpack.cpus=1, under SeaBIOS and OVMF
-#          (bench/smp.sh), decode cycles as the median of N interleaved rounds
-#   host   kpack_host_bench on each vmlinux: engine vs library decode vs stock-shaped pipeline, and
-#          what verifying lz4/zstd frames costs (its second table: engine/library, target <= 1.05)
-#   pack   image sizes, and pack time of `kpack --X` vs the codec's own CLI (bench/pack_time.sh)
-# and writes OUT/report.md and OUT/prekernel.svg (bench/report.py). A quick run: --runs 3
-# --pack-runs 1 --host-runs 3 --kernels 6.1.
+# Every figure of BENCHMARKS.md from one command. Builds kpack, fetches Debian's cloud kernels (6.1:
+# stock lz4, 6.12: stock zstd), extracts each vmlinux and its relocation table (`kpack extract`),
+# packs raw/gzip/lz4/zstd/xz images (their sizes and the stubs' are measured every run), then runs
+# the parts:
+#   legacy  SeaBIOS -kernel, one CPU: -icount TSC at /init of PVH, stock and every kpack image, with
+#           QEMU's default CPU and with -cpu max; wall time to /init, median of interleaved rounds
+#           (bench/guest.sh)
+#   efi     OVMF -kernel, one CPU, -icount: stock, raw, lz4, zstd (bench/efi.sh)
+#   smp     -smp 2, every CPU against kpack.cpus=1, SeaBIOS and OVMF (bench/smp.sh)
+#   host    kpack_host_bench: engine vs library vs stock-shaped decode, and what verifying costs
+#   pack    pack time of `kpack --CODEC` against the codec's own CLI (bench/pack_time.sh)
+#   kaslr   -icount boots with KASLR and with nokaslr (bench/kaslr.sh)
+#   xz      Debian's generic kernel, whose stock image is xz (bench/xz.sh)
+#   setup   what firmware, loader and 16-bit setup run before the stub (bench/setup.sh)
+# Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
+# DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
+# `<!-- bench:headline -->` block unless --no-write is given.
+#   --quick  the 6.1 cloud kernel only and few runs per figure (47 min on 2 cores shared with other
+#            jobs and their QEMUs; the full run, estimated from its parts there, about 4 hours)
+#   --only   run just these parts; the other tables keep the data of the run that last made them,
+#            which their tables name (or say they were never run)
+# A missing tool or a failed part stops the run with a line naming it.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KPACK_BUILD:-$repo/build}
 out=$build/bench-results
-runs=10 pack_runs=3 host_runs=15
-kernels="6.1 6.12"
-skip_guest= skip_host= skip_pack=
+all_parts=(legacy efi smp host pack kaslr xz setup)
+parts=("${all_parts[@]}") write=1 quick=
+command="bench/run.sh${*:+ $*}"
 while [[ $# -gt 0 ]]; do
     case $1 in
-        --runs) runs=$2; shift 2 ;;
-        --pack-runs) pack_runs=$2; shift 2 ;;
-        --host-runs) host_runs=$2; shift 2 ;;
-        --kernels) kernels=$2; shift 2 ;;
+        --quick) quick=1; shift ;;
+        --only) IFS=, read -r -a parts <<<"$2"; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        --skip-guest) skip_guest=1; shift ;;
-        --skip-host) skip_host=1; shift ;;
-        --skip-pack) skip_pack=1; shift ;;
-        *) sed -n '2,13p' "$0" >&2; exit 2 ;;
+        --no-write) write=; shift ;;
+        *) sed -n '2,25p' "$0" >&2; exit 2 ;;
     esac
 done
 log() { echo "bench: $*" >&2; }
+fail() { echo "bench: FAILED: $*" >&2; exit 1; }
+for part in "${parts[@]}"; do
+    [[ " ${all_parts[*]} " == *" $part "* ]] || fail "no part named '$part' (parts: ${all_parts[*]})"
+done
 
+# Runs per figure: the full run, or --quick's few.
+if [[ -n $quick ]]; then
+    kernels="6.1" icount_runs=1 wall_rounds=2 smp_rounds=2 host_runs=3 pack_runs=1 kaslr_runs=1 xz_runs=1 setup_runs=1
+else
+    kernels="6.1 6.12" icount_runs=3 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=3 kaslr_runs=3 xz_runs=3 setup_runs=3
+fi
+
+wants() { [[ " ${parts[*]} " == *" $1 "* ]]; }
+need() {  # TOOL WHO: a tool a part needs, checked before anything runs
+    command -v "$1" >/dev/null || fail "$2 needs '$1', which is not installed"
+}
+for tool in python3 lscpu qemu-system-x86_64 flock; do need "$tool" "every part"; done
+ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
+if wants efi || wants smp; then [[ -f $ovmf ]] || fail "parts efi and smp need OVMF at $ovmf (package ovmf)"; fi
+if wants pack; then for tool in gzip lz4 zstd; do need "$tool" "part pack"; done; fi
+if wants xz; then need xz "part xz"; fi
+
+# The commit measured; the files this script writes do not count as local changes.
+commit=$(git -C "$repo" rev-parse --short HEAD)
+[[ -z $(git -C "$repo" status --porcelain --untracked-files=no -- . ':!BENCHMARKS.md' ':!README.md' ':!bench/prekernel.svg') ]] ||
+    commit+=" with local changes"
+stamp="\`$command\` at $commit on $(date -u '+%Y-%m-%d %H:%M UTC')"
+
+nice_build() { nice -n 19 "$@"; }
 cmake -S "$repo" -B "$build" >/dev/null
-cmake --build "$build" -j2 --target kpack kpack_host_bench >/dev/null
+nice_build cmake --build "$build" -j2 --target kpack kpack_host_bench kpack_stub_blobs >/dev/null ||
+    fail "building kpack, kpack_host_bench and the stubs"
 kpack=$build/packer/kpack
-mkdir -p "$out"
-"$repo/scripts/make-initramfs.sh" "$out/initramfs.cpio.gz"
-
-# The machine, for the report.
+mkdir -p "$out/stamps"
+"$repo/scripts/make-initramfs.sh" "$out/initramfs.cpio.gz" >/dev/null
 {
+    echo "$stamp"
     lscpu | sed -n 's/^Model name: *//p' | head -n1
     nproc
     qemu-system-x86_64 --version | head -n1
     uname -r
-} > "$out/machine.txt"
+} > "$out/run.txt"
 
+# The images every part boots, and their sizes (cheap, so every run measures them).
+: > "$out/sizes.tsv"
 for tag in $kernels; do
     glob=; [[ $tag == 6.1 ]] || glob=$tag
-    vmlinuz=$("$repo/scripts/fetch-kernel.sh" $glob)
+    vmlinuz=$("$repo/scripts/fetch-kernel.sh" $glob) || fail "fetching the $tag kernel"
     dir=$out/$tag
     mkdir -p "$dir"
-    log "$tag: $vmlinuz"
+    basename "$vmlinuz" > "$dir/kernel.txt"
+    log "$tag: packing $vmlinuz"
     # The relocation table too, so the kpack images move the kernel's virtual base as the stock
     # image does (KASLR), at the same cost.
     "$kpack" extract "$vmlinuz" -o "$dir/vmlinux" --relocs "$dir/vmlinux.relocs"
     cp "$vmlinuz" "$dir/stock.img"
     ln -sf vmlinux "$dir/pvh.img"
-    for codec in raw gzip lz4 zstd; do
+    for codec in raw gzip lz4 zstd xz; do
         "$kpack" "--$codec" "$dir/vmlinux" --relocs "$dir/vmlinux.relocs" -o "$dir/$codec.img"
     done
-done
-
-[[ -n $skip_guest ]] || "$repo/bench/guest.sh" "$out" "$runs" $kernels
-[[ -n $skip_guest ]] || "$repo/bench/efi.sh" "$out" $kernels  # the same under OVMF -kernel: efi.tsv
-# Every CPU against kpack.cpus=1 on -smp 2, multi-threaded TCG: SeaBIOS (smp.tsv), OVMF (smp-ovmf.tsv).
-[[ -n $skip_guest ]] || "$repo/bench/smp.sh" "$out" "$runs" $kernels
-[[ -n $skip_guest ]] || KPACK_SMP_FIRMWARE=ovmf "$repo/bench/smp.sh" "$out" "$runs" $kernels
-
-if [[ -z $skip_host ]]; then
-    for tag in $kernels; do
-        log "$tag: host benchmark"
-        "$build/bench/kpack_host_bench" "$out/$tag/vmlinux" --runs "$host_runs" > "$out/$tag/host.txt"
-        cat "$out/$tag/host.txt" >&2
+    for image in vmlinux stock raw gzip lz4 zstd xz; do
+        file=$dir/$image; [[ $image == vmlinux ]] || file+=.img
+        printf '%s\t%s\t%s\t%s\n' "$tag" "$image" "$(stat -c %s "$file")" "$(du -B1 "$file" | cut -f1)" >> "$out/sizes.tsv"
     done
+done
+for stub in stub-raw stub-gzip stub-lz4 stub-zstd stub-xz setup16; do
+    printf '%s\t%s\n' "$stub" "$(stat -c %s "$build/stub/$stub.bin")"
+done > "$out/stubs.tsv"
+echo "$stamp" > "$out/stamps/images"
+
+run_part() {  # PART COMMAND...: its stamp names the run that made its data, once it succeeded
+    local part=$1; shift
+    wants "$part" || return 0
+    log "part $part"
+    rm -f "$out/stamps/$part"
+    "$@" || fail "part $part ($*)"
+    echo "$stamp" > "$out/stamps/$part"
+}
+legacy() {
+    ICOUNT_RUNS=$icount_runs KPACK_BENCH_IMAGES="pvh stock raw gzip lz4 zstd xz" \
+        "$repo/bench/guest.sh" "$out" "$wall_rounds" $kernels &&
+    ICOUNT_RUNS=$icount_runs KPACK_BENCH_IMAGES="pvh stock raw gzip lz4 zstd xz" KPACK_BENCH_NAME=icount-max \
+        KPACK_BENCH_QEMU_ARGS="-cpu max" "$repo/bench/guest.sh" "$out" 0 $kernels
+}
+smp() {
+    "$repo/bench/smp.sh" "$out" "$smp_rounds" $kernels &&
+    KPACK_SMP_FIRMWARE=ovmf "$repo/bench/smp.sh" "$out" "$smp_rounds" $kernels
+}
+host() {
+    local tag
+    for tag in $kernels; do
+        "$build/bench/kpack_host_bench" "$out/$tag/vmlinux" --runs "$host_runs" > "$out/$tag/host.txt" || return 1
+    done
+}
+run_part legacy legacy
+run_part efi env ICOUNT_RUNS=$icount_runs OVMF="$ovmf" "$repo/bench/efi.sh" "$out" $kernels
+run_part smp smp
+run_part host host
+run_part pack "$repo/bench/pack_time.sh" "$kpack" "$out" "$pack_runs" $kernels
+run_part kaslr "$repo/bench/kaslr.sh" "$out" "$kaslr_runs" $kernels
+run_part xz "$repo/bench/xz.sh" "$kpack" "$out" "$xz_runs"
+run_part setup "$repo/bench/setup.sh" "$out" "$setup_runs" $kernels
+
+python3 "$repo/bench/report.py" "$out" || fail "bench/report.py"
+if [[ -n $write ]]; then
+    cp "$out/BENCHMARKS.md" "$repo/BENCHMARKS.md"
+    cp "$out/prekernel.svg" "$repo/bench/prekernel.svg"
+    "$repo/bench/splice-headline.sh" "$out/headline.md" "$repo/README.md" || fail "splicing the README's headline"
+    log "wrote BENCHMARKS.md, bench/prekernel.svg and README.md's headline block"
 fi
-
-[[ -n $skip_pack ]] || "$repo/bench/pack_time.sh" "$kpack" "$out" "$pack_runs" $kernels
-
-python3 "$repo/bench/report.py" "$out" $kernels
-log "report: $out/report.md, chart: $out/prekernel.svg"
+log "report: $out/BENCHMARKS.md"

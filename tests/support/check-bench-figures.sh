@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# check-bench-figures.sh [README.md BENCHMARKS.md] — every number in README.md's
+# `<!-- bench:headline -->` block must appear in BENCHMARKS.md, the file bench/run.sh writes with
+# the command that measured it: a figure edited by hand in the README, or a BENCHMARKS.md
+# regenerated without splicing the README, fails. Run without arguments, it first checks that it
+# catches a changed figure, then checks the repository's two files.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# The numbers of a text, one per line: 1,234, 12.5 and 1.35x whole, not the digits inside words or
+# hashes (x86, ff4e513) nor a part of a longer number.
+numbers() { grep -oP '(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![.,]?\d)(?=x?(?!\w))' || true; }
+
+check() {  # README BENCHMARKS: names each figure of the block missing from BENCHMARKS
+    local readme=$1 benchmarks=$2 block missing=0 n
+    grep -qxF '<!-- bench:headline -->' "$readme" || { echo "check-bench-figures: $readme has no bench:headline block" >&2; return 1; }
+    block=$(sed -n '/^<!-- bench:headline -->$/,/^<!-- \/bench:headline -->$/p' "$readme")
+    [[ -n $(numbers <<<"$block") ]] || { echo "check-bench-figures: the bench:headline block of $readme has no figure" >&2; return 1; }
+    local known
+    known=$(numbers < "$benchmarks" | sort -u)
+    while read -r n; do
+        grep -qxF "$n" <<<"$known" || { echo "check-bench-figures: $readme quotes $n, which $benchmarks does not have" >&2; missing=1; }
+    done < <(numbers <<<"$block" | sort -u)
+    return "$missing"
+}
+
+if [[ $# -eq 2 ]]; then check "$1" "$2"; exit; fi
+
+# Self-check: a figure of the block changed by hand (its last digit bumped) must fail.
+work=$(mktemp -d -t kpack-bench-figures.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+figure=$(sed -n '/^<!-- bench:headline -->$/,/^<!-- \/bench:headline -->$/p' "$repo/README.md" | grep -oP '\d+\.\d+' | tail -n1)
+[[ -n $figure ]] || { echo "check-bench-figures: FAIL: README.md's block has no decimal figure to alter" >&2; exit 1; }
+changed=${figure%?}$(( (${figure: -1} + 1) % 10 ))
+while grep -qP "(?<![\w.,])${changed//./\\.}(?![\w])" "$repo/BENCHMARKS.md"; do   # pick a figure BENCHMARKS.md lacks
+    changed=${changed}1
+done
+sed "/^<!-- bench:headline -->$/,/^<!-- \/bench:headline -->$/s/${figure//./\\.}/$changed/" "$repo/README.md" > "$work/README.md"
+if check "$work/README.md" "$repo/BENCHMARKS.md" 2>/dev/null; then
+    echo "check-bench-figures: FAIL: $figure changed to $changed in README.md went unnoticed" >&2
+    exit 1
+fi
+check "$repo/README.md" "$repo/BENCHMARKS.md"
+echo "check-bench-figures: PASS"
