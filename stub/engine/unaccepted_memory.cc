@@ -48,7 +48,7 @@ Range mark_unaccepted(efi::LinuxUnacceptedMemory* table, Range unaccepted) {
   if (unit < efi::kPageSize || !is_power_of_two(unit) || base % unit || unaccepted.empty()) return Range{};
   uint64_t first = align_up(unaccepted.begin, unit), last = align_down(unaccepted.end, unit);
   if (first < unaccepted.begin) return Range{};  // rounded past the top of the address space
-  if (first < base) first = base;                 // below the bitmap
+  if (first < base) first = base;                // below the bitmap
   if (last <= first) return Range{};
   uint64_t first_bit = (first - base) / unit, end_bit = (last - base) / unit;
   uint64_t covered = covered_units(*table);
