@@ -51,8 +51,7 @@ const std::vector<Descriptor> kTdxMap = {
 
 // The table as the EFI entry allocates it: header and bitmap in one block.
 struct TableBuffer {
-  explicit TableBuffer(UnacceptedBitmapExtent extent)
-      : bytes(sizeof(efi::LinuxUnacceptedMemory) + extent.bytes, 0xEE) {
+  explicit TableBuffer(UnacceptedBitmapExtent extent) : bytes(sizeof(efi::LinuxUnacceptedMemory) + extent.bytes, 0xEE) {
     init_unaccepted_table(table(), extent);
   }
   efi::LinuxUnacceptedMemory* table() { return reinterpret_cast<efi::LinuxUnacceptedMemory*>(bytes.data()); }
