@@ -26,8 +26,8 @@ Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, Linux
   *table = nullptr;
   allow_unaccepted_memory(fw);
   // An earlier stage's table is kept and marked further, as stock does; one it cannot read ends the boot.
-  auto* earlier = static_cast<LinuxUnacceptedMemory*>(
-      const_cast<void*>(configuration_table(fw, kLinuxUnacceptedMemoryTable)));
+  auto* earlier =
+      static_cast<LinuxUnacceptedMemory*>(const_cast<void*>(configuration_table(fw, kLinuxUnacceptedMemoryTable)));
   if (earlier) {
     if (earlier->version != kUnacceptedMemoryTableVersion) return kUnsupported;
     *table = earlier;
