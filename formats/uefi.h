@@ -79,6 +79,28 @@ inline constexpr uint32_t kCcBlobMagic = 0x45444D41;
 // EFI_MEMORY_ATTRIBUTE_PROTOCOL (UEFI 2.10, 7.6): page protections on the firmware's page tables.
 inline constexpr Guid kMemoryAttributeProtocol = {
     0xF4560CF6, 0x40EC, 0x4B4A, {0xA1, 0x92, 0xBF, 0x1D, 0x57, 0xD0, 0xB1, 0x89}};
+// Unaccepted memory (EfiUnacceptedMemoryType) in confidential VMs. EDK2's memory acceptance protocol
+// (OvmfPkg's OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL; Linux's OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID):
+// without its one call the firmware accepts all memory at ExitBootServices. Then Linux's table of
+// what is still unaccepted (LINUX_EFI_UNACCEPTED_MEM_TABLE_GUID, struct efi_unaccepted_memory): one
+// bit per unit_size bytes from phys_base, bit n in byte n / 8 (Linux's unsigned long bitmap on a
+// little-endian CPU), set while the unit is unaccepted.
+inline constexpr Guid kMemoryAcceptanceProtocol = {
+    0xC5A010FE, 0x38A7, 0x4531, {0x8A, 0x4A, 0x05, 0x00, 0xD2, 0xFD, 0x16, 0x49}};
+inline constexpr Guid kLinuxUnacceptedMemoryTable = {
+    0xD5D1DE3C, 0x105C, 0x44F9, {0x9E, 0xA9, 0xBC, 0xEF, 0x98, 0x12, 0x00, 0x31}};
+struct LinuxUnacceptedMemory {
+  uint32_t version;
+  uint32_t unit_size;
+  uint64_t phys_base;
+  uint64_t size;  // bytes of bitmap
+  uint8_t bitmap[];
+};
+static_assert(offsetof(LinuxUnacceptedMemory, unit_size) == 4 && offsetof(LinuxUnacceptedMemory, phys_base) == 8);
+static_assert(offsetof(LinuxUnacceptedMemory, size) == 16 && offsetof(LinuxUnacceptedMemory, bitmap) == 24);
+static_assert(sizeof(LinuxUnacceptedMemory) == 24);
+inline constexpr uint32_t kUnacceptedMemoryTableVersion = 1;
+inline constexpr uint32_t kUnacceptedUnitSize = 2u << 20;  // x86's EFI_UNACCEPTED_UNIT_SIZE (PMD_SIZE)
 
 struct TableHeader {
   uint64_t signature;
@@ -243,6 +265,10 @@ struct MemoryAttribute {
                                                 uint64_t attributes);
 };
 static_assert(offsetof(MemoryAttribute, clear_memory_attributes) == 16);
+
+struct MemoryAcceptance {
+  Status(KPACK_EFIAPI* allow_unaccepted_memory)(MemoryAcceptance* self);
+};
 
 struct DevicePath {
   uint8_t type, subtype;

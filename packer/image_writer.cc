@@ -182,7 +182,8 @@ StubRecord make_record(const KernelInput& input, const PackOptions& options, con
   info.kernel_alignment = input.kernel.alignment;
   info.relocations_size = input.relocs.size();
   info.flags = (options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0) |
-               (input.five_level_paging ? kStubKernelFiveLevel : 0);
+               (input.five_level_paging ? kStubKernelFiveLevel : 0) |
+               (input.accepts_memory ? kStubKernelAcceptsMemory : 0);
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
   info.frame_table_offset = raw ? 0 : part.frame_table;
   info.frame_count = static_cast<uint32_t>(payload.frames.size());

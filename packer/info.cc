@@ -73,7 +73,8 @@ void print_payload(const BzImage& image, const KernelPayload& payload, const std
     std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
 }
 
-// What the kpack record tells the stub: codec, floor, frames and what it randomizes.
+// What the kpack record tells the stub: codec, floor, frames, what it randomizes, and who accepts
+// a confidential VM's memory.
 void print_kpack_record(const StubRecord& info, const KernelHeaders& kernel, std::FILE* out) {
   Codec codec = static_cast<Codec>(uint32_t{info.codec});
   std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
@@ -90,6 +91,9 @@ void print_kpack_record(const StubRecord& info, const KernelHeaders& kernel, std
                physical ? "yes (a random 2 MiB slot at or above the floor)"
                         : "no (raw: runs where loaded; pack with --randomize-physical to move it)",
                info.relocations_size ? "yes (the relocation table above)" : "no (no relocation table)");
+  std::fprintf(out, "efi: unaccepted memory %s\n",
+               info.flags & kStubKernelAcceptsMemory ? "left to the kernel, which accepts memory itself"
+                                                     : "accepted by the firmware at ExitBootServices");
 }
 
 // The kernel's loadable segments and entry point.

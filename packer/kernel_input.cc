@@ -1,7 +1,10 @@
 #include "packer/kernel_input.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
+#include "formats/uefi.h"
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
 #include "packer/kernel_version.h"
@@ -17,9 +20,16 @@ Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::
   return kernel;
 }
 
+bool kernel_accepts_memory(std::span<const uint8_t> elf) {
+  const auto* guid = reinterpret_cast<const uint8_t*>(&efi::kLinuxUnacceptedMemoryTable);
+  return std::search(elf.begin(), elf.end(), std::boyer_moore_horspool_searcher(guid, guid + sizeof(efi::Guid))) !=
+         elf.end();
+}
+
 Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name) {
   KernelInput input;
   input.kernel = KPACK_TRY_RESULT(parse_vmlinux(elf, name));
+  input.accepts_memory = kernel_accepts_memory(elf);
   input.elf = std::move(elf);
   return input;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,14 @@ struct KernelInput {
   // CONFIG_X86_5LEVEL: the source bzImage's XLF_5LEVEL_ENABLED, or the vmlinux's __pgtable_l5_enabled
   // symbol (a vmlinux without symbols gets 4 levels, which every x86-64 kernel runs with).
   bool five_level_paging = false;
+  // CONFIG_UNACCEPTED_MEMORY: the kernel accepts memory itself (kernel_accepts_memory).
+  bool accepts_memory = false;
 };
+
+// Whether the kernel was built with CONFIG_UNACCEPTED_MEMORY: only then does it look for Linux's
+// unaccepted memory table (drivers/firmware/efi/efi.c), so only then does its image hold the
+// table's GUID. Debian's 6.12 cloud kernel does; 6.1 predates the table.
+bool kernel_accepts_memory(std::span<const uint8_t> elf);
 
 // Validates an ELF held in memory. `name` is the file, for messages.
 Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name);

@@ -84,6 +84,11 @@ Status load_initrd(const Firmware& fw, void* device_handle, const char* command_
 Status check_confidential_vm(const Firmware& fw, ConfidentialVm* vm);
 Status store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params);
 
+// efi_unaccepted_memory.cc: for a kernel that accepts memory itself, before ExitBootServices: the
+// firmware told to leave unaccepted memory to the OS, and Linux's table of it installed (sized
+// from `map`) or an earlier stage's taken; *table stays nullptr when the map has none.
+Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table);
+
 // efi_random_seed.cc: Linux's random seed table refreshed from EFI_RNG_PROTOCOL, as the Linux EFI
 // stub does (efi_random_get_seed); nothing when the firmware has no RNG.
 void install_random_seed(const Firmware& fw);

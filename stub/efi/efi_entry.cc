@@ -15,6 +15,7 @@
 #include "stub/arch/cpu.h"
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
+#include "stub/engine/efi_memory_map.h"
 #include "stub/engine/stub_record.h"
 #include "stub/engine/trampoline_page.h"
 #include "stub/engine/utf16_command_line.h"
@@ -109,9 +110,10 @@ Status exit_boot_services(const Firmware& fw, MemoryMap* map) {
   return fw.boot->exit_boot_services(fw.image, map->key);
 }
 
-// After ExitBootServices: the kernel's view of the firmware (efi_info, e820).
+// After ExitBootServices: the kernel's view of the firmware (efi_info, e820; the unaccepted memory
+// table's bits, when the kernel accepts memory itself).
 void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootParams* params, boot::SetupData* extended,
-                          uint32_t extended_capacity) {
+                          uint32_t extended_capacity, LinuxUnacceptedMemory* unaccepted) {
   boot::EfiInfo& info = params->efi_info;
   uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.buffer);
   info.efi_loader_signature = boot::kEfiLoaderSignature64;
@@ -123,7 +125,8 @@ void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootPa
   info.efi_memmap_hi = static_cast<uint32_t>(buffer >> 32);
   info.efi_memmap_size = static_cast<uint32_t>(map.size);
   auto* entries = reinterpret_cast<boot::E820Entry*>(extended + 1);
-  uint32_t extra = memory_map_to_e820(map, false, params, entries, extended_capacity);
+  EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
+  uint32_t extra = efi_memory_map_to_e820(view, E820View::kHandover, params, entries, extended_capacity, unaccepted);
   if (!extra) return;
   extended->type = boot::kSetupE820Ext;
   extended->len = static_cast<uint32_t>(extra * sizeof(boot::E820Entry));
@@ -221,10 +224,11 @@ Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const
   return out->low_pages ? kSuccess : report(fw, "no memory below 4 GiB to switch the paging levels", kOutOfResources);
 }
 
-// Room for e820 entries past the zero page's 128, then the final map and ExitBootServices, then the
-// kernel. Returns only when the firmware is still up.
+// Room for e820 entries past the zero page's 128 (and the unaccepted memory table, for a kernel
+// that accepts memory itself), then the final map and ExitBootServices, then the kernel. Returns
+// only when the firmware is still up.
 Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry,
-                                      const PagingSwitch& paging, RunRecord* left) {
+                                      bool kernel_accepts_memory, const PagingSwitch& paging, RunRecord* left) {
   MemoryMap final_map;
   Status status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
@@ -233,12 +237,15 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
   status = fw.boot->allocate_pool(kLoaderData, sizeof(boot::SetupData) + extended_capacity * sizeof(boot::E820Entry),
                                   &extended);
   if (failed(status)) return report(fw, "no memory for the e820 table", status);
+  LinuxUnacceptedMemory* unaccepted = nullptr;
+  if (kernel_accepts_memory) status = prepare_unaccepted_memory(fw, final_map, &unaccepted);
+  if (failed(status)) return report(fw, "cannot hand over unaccepted memory", status);
   status = reread_memory_map(fw, &final_map);
   if (!failed(status)) status = exit_boot_services(fw, &final_map);
   if (failed(status)) return report(fw, "ExitBootServices failed", status);
 
   // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
-  hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity);
+  hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity, unaccepted);
   if (paging.low_pages) {
     StubStatus switched = switch_paging_levels(paging.five_levels, paging.low_pages);
     if (!switched.ok()) halt_with(switched);
@@ -282,7 +289,9 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, vm, params, &run, &result);
   if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);
   if (failed(status)) return status;
-  return exit_boot_services_into_kernel(fw, params, result.entry, paging, leave_run_record(fw, run, params));
+  bool accepts_memory = record->flags & kStubKernelAcceptsMemory;
+  return exit_boot_services_into_kernel(fw, params, result.entry, accepts_memory, paging,
+                                        leave_run_record(fw, run, params));
 }
 
 }  // namespace

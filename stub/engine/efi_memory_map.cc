@@ -1,5 +1,7 @@
 #include "stub/engine/efi_memory_map.h"
 
+#include "stub/engine/unaccepted_memory.h"
+
 namespace kpack {
 namespace {
 
@@ -49,6 +51,18 @@ class E820Writer {
   uint32_t pending_type_ = 0;
 };
 
+// An unaccepted range: RAM where the table marks whole units, reserved at the edges it cannot.
+void add_unaccepted(E820Writer& writer, efi::LinuxUnacceptedMemory* table, Range unaccepted) {
+  Range ram = mark_unaccepted(table, unaccepted);
+  if (ram.empty()) {
+    writer.add(unaccepted.begin, unaccepted.size(), boot::kE820Reserved);
+    return;
+  }
+  if (unaccepted.begin < ram.begin) writer.add(unaccepted.begin, ram.begin - unaccepted.begin, boot::kE820Reserved);
+  writer.add(ram.begin, ram.size(), boot::kE820Ram);
+  if (ram.end < unaccepted.end) writer.add(ram.end, unaccepted.end - ram.end, boot::kE820Reserved);
+}
+
 }  // namespace
 
 uint64_t descriptor_count(const EfiMemoryMapView& map) {
@@ -80,17 +94,22 @@ uint32_t e820_type_of(const efi::MemoryDescriptor& d, E820View view) {
     case efi::kAcpiReclaimMemory: return boot::kE820Acpi;
     case efi::kAcpiMemoryNvs: return boot::kE820Nvs;
     case efi::kPersistentMemory: return boot::kE820Pmem;
-    // Unaccepted memory too: the kernel may use it only through the table of what was accepted,
-    // which the stub does not build.
+    // Unaccepted memory too: only a kernel that accepts memory may have it, as RAM marked in its
+    // table (efi_memory_map_to_e820).
     default: return boot::kE820Reserved;
   }
 }
 
 uint32_t efi_memory_map_to_e820(const EfiMemoryMapView& map, E820View view, boot::BootParams* params,
-                                boot::E820Entry* extended, uint32_t extended_capacity) {
+                                boot::E820Entry* extended, uint32_t extended_capacity,
+                                efi::LinuxUnacceptedMemory* unaccepted) {
   E820Writer writer(params, extended, extended_capacity);
   for (uint64_t i = 0, count = descriptor_count(map); i < count; ++i) {
     const efi::MemoryDescriptor& d = descriptor_at(map, i);
+    if (d.type == efi::kUnacceptedMemory && unaccepted && view == E820View::kHandover) {
+      add_unaccepted(writer, unaccepted, range_of(d.physical_start, d.number_of_pages * efi::kPageSize));
+      continue;
+    }
     uint32_t type = e820_type_of(d, view);
     if (view == E820View::kFreeOnly && type != boot::kE820Ram) continue;  // only free RAM matters there
     writer.add(d.physical_start, d.number_of_pages * efi::kPageSize, type);

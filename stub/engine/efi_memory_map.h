@@ -7,6 +7,7 @@
 
 #include "formats/boot_params.h"
 #include "formats/efi_memory.h"
+#include "formats/uefi.h"
 
 namespace kpack {
 
@@ -41,7 +42,11 @@ uint32_t e820_type_of(const efi::MemoryDescriptor& descriptor, E820View view);
 // Fills params->e820_table and e820_entries, adjacent ranges of one type merged into one entry;
 // entries past the zero page's 128 go to `extended` (room for `extended_capacity`), and what does
 // not fit there either is left out. Returns the number written to `extended`.
+// `unaccepted`: the kernel accepts memory itself (kHandover only). Unaccepted memory is then RAM
+// where whole units of the table cover it, their bits set (unaccepted_memory.h), and reserved
+// elsewhere; without a table all of it is reserved.
 uint32_t efi_memory_map_to_e820(const EfiMemoryMapView& map, E820View view, boot::BootParams* params,
-                                boot::E820Entry* extended, uint32_t extended_capacity);
+                                boot::E820Entry* extended, uint32_t extended_capacity,
+                                efi::LinuxUnacceptedMemory* unaccepted = nullptr);
 
 }  // namespace kpack

@@ -6,16 +6,20 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 namespace kpack::test {
 
-inline std::string real_kernel_path() {
-  const char* path_file = std::getenv("KPACK_TEST_KERNEL_PATHFILE");
-  REQUIRE_MESSAGE(path_file != nullptr,
-                  "KPACK_TEST_KERNEL_PATHFILE is not set: run these as ctest -R unit.real_kernel");
+// `series`: another kernel the boot tests fetch ("6.12"), named by KPACK_TEST_KERNEL_6_12_PATHFILE.
+inline std::string real_kernel_path(std::string series = "") {
+  std::replace(series.begin(), series.end(), '.', '_');
+  const std::string variable =
+      series.empty() ? "KPACK_TEST_KERNEL_PATHFILE" : "KPACK_TEST_KERNEL_" + series + "_PATHFILE";
+  const char* path_file = std::getenv(variable.c_str());
+  REQUIRE_MESSAGE(path_file != nullptr, variable << " is not set: run these as ctest -R unit.real_kernel");
   std::ifstream in(path_file);
   std::string path;
   std::getline(in, path);

@@ -104,7 +104,7 @@ TEST_CASE("an OVMF map for the kernel: Linux's types, neighbours of one type mer
             {0xFFC00000, 0x400000, boot::kE820Reserved},  // MMIO
             {0x100000000, 0x40000000, boot::kE820Pmem},
             {0x140000000, 0x10000, boot::kE820Unusable},
-            {0x140010000, 0x100000, boot::kE820Reserved},  // unaccepted: no acceptance table for it
+            {0x140010000, 0x100000, boot::kE820Reserved},  // unaccepted, for a kernel that does not accept memory
         });
 }
 

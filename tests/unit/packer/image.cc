@@ -1,18 +1,21 @@
 // Packed images, field by field against the boot protocol, and back through the reader.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "packer/bzimage_reader.h"
 #include "formats/boot_params.h"
 #include "formats/elf64.h"
 #include "packer/image_writer.h"
+#include "packer/info.h"
 #include "packer/kernel_input.h"
 #include "packer/kernel_version.h"
 #include "tests/support/same_segment.h"
 #include "tests/support/synthetic_kernel.h"
 #include "tests/support/bytes.h"
 #include "tests/support/packed_image.h"
+#include "tests/support/real_kernel.h"
 #include "packer/layout.h"
 #include "stub/engine/kernel_headers.h"
 
@@ -42,6 +45,47 @@ TEST_CASE("a kernel with 5-level paging gets XLF_5LEVEL_ENABLED and the record's
     StubRecord info = test::get<StubRecord>(image, setup_size + built_in_blobs(codec).stub.size());
     CHECK(info.flags == kStubKernelFiveLevel);
   }
+}
+
+TEST_CASE("a kernel that accepts memory itself gets the record's bit, and kpack info says so") {
+  KernelInput input = synthetic_input();
+  CHECK_FALSE(input.accepts_memory);  // the synthetic kernel holds no unaccepted memory table GUID
+  for (bool accepts : {false, true}) {
+    CAPTURE(accepts);
+    input.accepts_memory = accepts;
+    std::vector<uint8_t> image = pack(input, Codec::kLz4);
+    uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+    StubRecord info = test::get<StubRecord>(image, setup_size + built_in_blobs(Codec::kLz4).stub.size());
+    CHECK(info.flags == (accepts ? kStubKernelAcceptsMemory : 0u));
+    std::string printed =
+        test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(image, "out.img", out).ok()); });
+    CHECK(printed.find(accepts ? "efi: unaccepted memory left to the kernel, which accepts memory itself\n"
+                               : "efi: unaccepted memory accepted by the firmware at ExitBootServices\n") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("the packer finds the unaccepted memory table's GUID anywhere in the kernel, and only it") {
+  // d5d1de3c-105c-44f9-9ea9-bcef98120031 as it lies in memory (EFI_GUID's little-endian fields).
+  const std::vector<uint8_t> guid = {0x3C, 0xDE, 0xD1, 0xD5, 0x5C, 0x10, 0xF9, 0x44,
+                                     0x9E, 0xA9, 0xBC, 0xEF, 0x98, 0x12, 0x00, 0x31};
+  std::vector<uint8_t> elf(4096, 0xCC);
+  CHECK_FALSE(kernel_accepts_memory(elf));
+  std::copy(guid.begin(), guid.end(), elf.begin() + 1001);
+  CHECK(kernel_accepts_memory(elf));
+  elf[1001 + 15] = 0x30;  // one byte off
+  CHECK_FALSE(kernel_accepts_memory(elf));
+  std::copy(guid.begin(), guid.end(), elf.end() - 16);
+  CHECK(kernel_accepts_memory(elf));
+}
+
+TEST_CASE("[real kernel] Debian's 6.1 kernel does not accept memory itself, its 6.12 cloud kernel does") {
+  Result<KernelInput> old_kernel = load_kernel(test::real_kernel_path());
+  REQUIRE_MESSAGE(old_kernel.ok(), (old_kernel.ok() ? "" : old_kernel.error().message));
+  CHECK_FALSE(old_kernel->accepts_memory);
+  Result<KernelInput> new_kernel = load_kernel(test::real_kernel_path("6.12"));
+  REQUIRE_MESSAGE(new_kernel.ok(), (new_kernel.ok() ? "" : new_kernel.error().message));
+  CHECK(new_kernel->accepts_memory);  // its config: CONFIG_UNACCEPTED_MEMORY=y
 }
 
 TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
