@@ -119,13 +119,10 @@ uint64_t raw_spread(const KernelHeaders& k) {
 }
 
 // Copies `size` bytes from `from` up to `to` (to > from, overlapping or not) in pieces that do not
-// overlap, each one a forward copy: a byte-wise backward memmove costs several times as much.
+// overlap, the highest first, each one a forward `rep movsq`: the stub's backward memmove moves a
+// word per loop and costs several times as much. Segments move up by whole pages in real kernels.
 void copy_up(uint8_t* to, const uint8_t* from, uint64_t size) {
   uint64_t distance = static_cast<uint64_t>(to - from);
-  if (distance < 4096) {
-    __builtin_memmove(to, from, size);
-    return;
-  }
   while (size) {
     uint64_t piece = size < distance ? size : distance;
     size -= piece;
