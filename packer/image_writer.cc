@@ -27,31 +27,32 @@ struct Payload {
   std::vector<uint8_t> bytes;
   std::vector<FrameEntry> frames;    // compressed payloads: the frame table
   uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
-  Range hole;                        // raw payloads: the zero pages before the kernel (pe_image.h)
+  uint64_t pref_address = kDefaultLoadAddress;
 };
 
-// A raw payload is laid out so that, with the image at the default address, its lowest segment
-// lands on the kernel's floor; `payload_offset` is where the payload starts in the image.
+// A raw payload is the compact ELF, as the compressed ones frame it: no zeros before the kernel
+// and none between its segments, since a firmware reading the file pays for every byte of it
+// (doc/image-format.md). pref_address puts the first segment on the kernel's floor, where a loader
+// that honours it leaves the kernel; elsewhere the stub moves the segments there.
 Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
                                   const std::string& name) {
   Payload payload;
   const KernelHeaders& k = input.kernel;
-  uint64_t kernel_address = floor_of(input, options);
-  // The zeros between the stub and the lowest segment become a hole in the file (file_io.cc).
-  uint64_t segment_offset = kernel_address - kDefaultLoadAddress;
-  if (kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
-    return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
   // A raw payload stores the whole span but its trailing bss, gaps included: refuse absurd spans
   // before allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
   if (k.span() > kMaxDecodedBytes)
     return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
                               " bytes, more than a raw image can hold (1 GiB)");
-  PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
-  payload.hole = Range{align_up(elf.kernel.headers_end, kPageSize), elf.kernel.segments[0].offset & ~(kPageSize - 1)};
+  PayloadElf elf = layout_compact(input);
+  if (!is_physically_ordered(elf.kernel))
+    return error_in(name, "raw layout: the kernel's segments are not in physical order in its file");
+  uint64_t segment_offset = payload_offset + elf.kernel.segments[0].offset;
+  uint64_t kernel_address = floor_of(input, options);
+  if (kernel_address >= kDefaultLoadAddress + segment_offset) payload.pref_address = kernel_address - segment_offset;
   payload.bytes = std::move(elf.bytes);
   payload.init_size_from_base = segment_offset + k.span();
-  // The relocation table right after the ELF's last byte, where the kernel's bss will be: the stub
-  // applies it before it zeroes the bss (stub/engine/unpack.cc).
+  // The relocation table after the ELF's last byte; the stub copies it aside before the segments
+  // move up over it (stub/engine/unpack.cc).
   if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
   return payload;
 }
@@ -63,12 +64,12 @@ Result<Payload> build_compressed_payload(const KernelInput& input, const PackOpt
   FramedPayload framed;
   KPACK_TRY_RESULT(
       append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name, options.progress));
-  return Payload{std::move(framed.bytes), std::move(framed.frames), 0};
+  return Payload{std::move(framed.bytes), std::move(framed.frames)};
 }
 
 boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, uint64_t protected_size,
                               uint64_t payload_offset, uint64_t payload_size, uint64_t init_size,
-                              uint64_t kernel_info_offset) {
+                              uint64_t kernel_info_offset, uint64_t pref_address) {
   boot::SetupHeader h{};
   h.setup_sects = static_cast<uint8_t>(setup_sects);
   // As stock images: the root file system starts read-only unless "rw" is given (the kernel
@@ -97,7 +98,7 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   h.cmdline_size = input.cmdline_size.value_or(kDefaultCmdlineSize);
   h.payload_offset = static_cast<uint32_t>(payload_offset);
   h.payload_length = static_cast<uint32_t>(payload_size);
-  h.pref_address = kDefaultLoadAddress;
+  h.pref_address = pref_address;
   h.init_size = static_cast<uint32_t>(init_size);
   h.kernel_info_offset = static_cast<uint32_t>(kernel_info_offset);
   return h;
@@ -224,8 +225,9 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   std::vector<uint8_t> image = setup_sectors(blobs.setup, input.version, kernel_version);
   if (image.size() > kMaxSetupSize) return error_in(name, "internal error: setup sectors too large");
   const uint64_t setup_size = image.size();
-  boot::SetupHeader header = make_header(input, static_cast<uint32_t>(setup_size / boot::kSectorSize - 1), part.size,
-                                         part.payload, payload.bytes.size(), part.init_size, part.kernel_info);
+  boot::SetupHeader header =
+      make_header(input, static_cast<uint32_t>(setup_size / boot::kSectorSize - 1), part.size, part.payload,
+                  payload.bytes.size(), part.init_size, part.kernel_info, payload.pref_address);
   header.kernel_version = static_cast<uint16_t>(kernel_version);
   // The EFI handover entry (GRUB's linuxefi and older systemd-stub), 64-bit: at 0x200 + offset.
   header.handover_offset = stub_layout.handover_entry - boot::kEntry64Offset;
@@ -234,9 +236,8 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
 
   // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
   image.resize(setup_size + align_up(part.size, kPeFileAlignment), 0);
-  PeInput pe{setup_size,          stub_layout, part.payload, part.size, raw ? part.init_size : part.size, 0,
-             options.sbat.size(), {}};
-  if (!payload.hole.empty()) pe.hole = Range{part.payload + payload.hole.begin, part.payload + payload.hole.end};
+  PeInput pe{setup_size, stub_layout,        part.payload, part.size, raw ? part.init_size : part.size,
+             0,          options.sbat.size()};
   if (!options.sbat.empty()) {
     pe.sbat_offset = image.size();
     image.insert(image.end(), options.sbat.begin(), options.sbat.end());

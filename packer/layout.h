@@ -1,7 +1,7 @@
-// Lays out the payload's ELF file. Compressed payloads get a compact file split into regions, one
-// frame each: the headers, each segment, and any bytes between segments. Raw payloads get a file
-// whose segment offsets mirror their physical addresses, so that loading the image already puts
-// every segment where it runs.
+// Lays out the payload's ELF file: a compact file split into regions, one frame each for
+// compressed payloads (the headers, each segment, and any bytes between segments), stored whole for
+// raw ones. A mirrored file, whose segment offsets mirror their physical addresses, is how older raw
+// images stored the kernel; the stub still runs one in place (the engine's tests use it).
 #pragma once
 
 #include <cstdint>

@@ -72,9 +72,9 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ra
 
   std::fprintf(out, "kernel at 0x%08" PRIx64 ", entry 0x%08" PRIx64, result.base, result.entry);
   if (result.in_place)
-    std::fprintf(out, ", in place (nothing moved)");
+    std::fprintf(out, ", in place (the segments above the first moved up: %" PRIu64 " bytes)", result.moved);
   else if (result.moved)
-    std::fprintf(out, ", one memmove of %" PRIu64 " bytes", result.moved);
+    std::fprintf(out, ", moved: %" PRIu64 " bytes", result.moved);
   else
     std::fprintf(out, ", decoded %" PRIu64 " bytes straight to it", result.decoded);
   if (result.physical_slots) std::fprintf(out, "; KASLR: %" PRIu64 " physical slots", result.physical_slots);

@@ -130,4 +130,16 @@ bool is_physically_mirrored(const KernelHeaders& kernel) {
   return true;
 }
 
+bool is_physically_ordered(const KernelHeaders& kernel) {
+  const LoadSegment& first = kernel.segments[0];
+  if (first.paddr != kernel.physical.begin) return false;
+  for (uint32_t i = 1; i < kernel.segment_count; ++i) {
+    const LoadSegment& s = kernel.segments[i];
+    const LoadSegment& before = kernel.segments[i - 1];
+    if (s.paddr < before.paddr || s.offset < before.offset + before.filesz) return false;
+    if (s.offset - first.offset > s.paddr - first.paddr) return false;
+  }
+  return true;
+}
+
 }  // namespace kpack

@@ -46,4 +46,9 @@ StubStatus parse_kernel_headers(const uint8_t* bytes, uint64_t size, uint64_t fi
 // run addresses relative to each other just by loading the file.
 bool is_physically_mirrored(const KernelHeaders& kernel);
 
+// True when the segments lie in the file in physical order, each no farther from the first than in
+// memory (a raw payload with the zeros between segments left out): moving each one up, the highest
+// first, to its distance from the first puts them where they run without overwriting one not yet moved.
+bool is_physically_ordered(const KernelHeaders& kernel);
+
 }  // namespace kpack

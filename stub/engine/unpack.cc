@@ -65,7 +65,8 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
                              const uint8_t* payload, bool virtual_base, Range kernel_in_place, UnpackResult& r,
                              WorkArea* area) {
   bool compressed = request.codec != Codec::kRaw;
-  uint64_t table_room = virtual_base && compressed ? align_up(request.relocations_size, 4096) : 0;
+  // A raw payload's table lies where its segments move up to: it is copied here first.
+  uint64_t table_room = virtual_base ? align_up(request.relocations_size, 4096) : 0;
   uint64_t codec_state = 0;
   if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
   uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
@@ -94,50 +95,83 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   return StubStatus::success();
 }
 
-// A raw payload's ELF headers, read where they lie: its segments sit at run addresses relative to
-// each other.
+// A raw payload's ELF headers, read where they lie: its segments are in physical order, each at
+// most as far from the first as in memory (the zeros between them are not in the file).
 StubStatus read_raw_headers(const UnpackRequest& request, const uint8_t* payload, UnpackTrace& trace, UnpackResult& r) {
   KPACK_TRY(
       parse_kernel_headers(payload, request.payload_size, request.payload_size - request.relocations_size, &r.kernel));
   honor_min_alignment(request, r.kernel);
   trace.phase("headers", r.kernel.headers_end);
-  if (!is_physically_mirrored(r.kernel)) return fail("raw payload is not laid out in physical order");
+  if (!is_physically_ordered(r.kernel)) return fail("raw payload is not laid out in physical order");
   return StubStatus::success();
 }
 
-// Where a raw kernel runs without a move: the whole span from its lowest segment, bss included,
-// which the file may end before.
+// Where a raw kernel runs when its first segment stays where the loader put it: the whole span
+// from there, bss included, which the file may end before.
 Range raw_kernel_in_place(const UnpackRequest& request, const KernelHeaders& k) {
   return range_of(request.payload_addr + k.segments[0].offset, k.span());
 }
 
-// When the loader put a raw payload at a suitable address nothing moves, otherwise (or when a random
-// physical slot is asked for) one memmove takes it elsewhere.
+// How much farther from the first segment the last one lies in memory than in the file.
+uint64_t raw_spread(const KernelHeaders& k) {
+  const LoadSegment &first = k.segments[0], &last = k.segments[k.segment_count - 1];
+  return (last.paddr - first.paddr) - (last.offset - first.offset);
+}
+
+// Copies `size` bytes from `from` up to `to` (to > from, overlapping or not) in pieces that do not
+// overlap, the highest first, each one a forward `rep movsq`: the stub's backward memmove moves a
+// word per loop and costs several times as much. Segments move up by whole pages in real kernels.
+void copy_up(uint8_t* to, const uint8_t* from, uint64_t size) {
+  uint64_t distance = static_cast<uint64_t>(to - from);
+  while (size) {
+    uint64_t piece = size < distance ? size : distance;
+    size -= piece;
+    __builtin_memcpy(to + size, from + size, piece);
+  }
+}
+
+// Each segment to its place from `source`, where the first one lies, the highest first: every
+// one moves up (or down, wholly below `source`) without overwriting one not moved yet.
+StubStatus move_raw_segments(uint64_t source, PhysicalMemory& memory, UnpackResult& r) {
+  const KernelHeaders& k = r.kernel;
+  for (uint32_t i = k.segment_count; i-- > 0;) {
+    const LoadSegment& s = k.segments[i];
+    uint64_t from = source + (s.offset - k.segments[0].offset), to = destination_of(r, s);
+    if (from == to || !s.filesz) continue;
+    const uint8_t* in = memory.readable(from, s.filesz);
+    uint8_t* out = memory.writable(to, s.filesz);
+    if (!in || !out) return fail("cannot move the raw kernel", from, to);
+    if (to > from)
+      copy_up(out, in, s.filesz);
+    else
+      __builtin_memmove(out, in, s.filesz);
+    r.moved += s.filesz;
+  }
+  return StubStatus::success();
+}
+
+// The first segment stays where the loader put it when that is a suitable address, and the others
+// move up to it; otherwise (or when a random physical slot is asked for) every segment moves once.
 StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace,
                       UnpackResult& r) {
   const KernelHeaders& k = r.kernel;
   uint64_t source = request.payload_addr + k.segments[0].offset;
-  uint64_t length = k.file_end - k.segments[0].offset;
   // Everything before the first segment (stub, headers) stays live; the segments may be moved over.
-  // The relocation table right after them lies in the kernel's own bss: zeroing the bss waits until
-  // the table has been applied. A moved kernel must not land on it, though.
+  // A kernel put lower than `source` lies wholly below the segments' spread under it, so that
+  // every segment moves the same way.
   FreeMemory room = free;
+  uint64_t spread = raw_spread(k);
   KPACK_TRY(room.remove(Range{request.image.begin, source}));
+  KPACK_TRY(room.remove(Range{source > spread ? source - spread : 0, source}));
   KPACK_TRY(room.remove(r.work));
   if (!request.kaslr.physical && source % k.alignment == 0 && source >= request.min_kernel_address &&
       room.contains(raw_kernel_in_place(request, k))) {
     r.base = source;
     r.in_place = true;
   } else {
-    KPACK_TRY(room.remove(
-        range_of(request.payload_addr + request.payload_size - request.relocations_size, request.relocations_size)));
     KPACK_TRY(place_kernel(request, room, r));
-    const uint8_t* from = memory.readable(source, length);
-    uint8_t* to = memory.writable(r.base, length);
-    if (!from || !to) return fail("cannot move the raw kernel", source, r.base);
-    __builtin_memmove(to, from, length);
-    r.moved = length;
   }
+  KPACK_TRY(move_raw_segments(source, memory, r));
   trace.phase(r.in_place ? "raw in place" : "raw moved", r.moved);
   return StubStatus::success();
 }
@@ -417,8 +451,8 @@ StubStatus randomize_virtual_base(const UnpackRequest& request, const uint8_t* t
   return StubStatus::success();
 }
 
-// A raw kernel's tails are zeroed last: its relocation table may lie in the last one (the queue zeroed a
-// compressed kernel's with the frames).
+// A raw kernel's tails are zeroed once every segment has moved: a tail may lie where a higher
+// segment's bytes were (the queue zeroed a compressed kernel's with the frames).
 StubStatus zero_raw_tails(const UnpackResult& r, PhysicalMemory& memory) {
   ZeroPieces tails;
   KPACK_TRY(cut_zero_pieces(r, memory, &tails));
@@ -442,11 +476,13 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   Range kernel_in_place = raw ? raw_kernel_in_place(request, r.kernel) : Range{};
   WorkArea work;
   KPACK_TRY(reserve_work_area(request, free, memory, payload, virtual_base, kernel_in_place, r, &work));
+  // A raw payload's relocation table is its last bytes, copied aside before the segments move over
+  // them; a compressed payload's is its last frame, decoded there.
+  if (raw && work.table)
+    __builtin_memcpy(work.table, payload + request.payload_size - request.relocations_size, request.relocations_size);
   if (raw) KPACK_TRY(unpack_raw(request, free, memory, trace, r));
   if (!raw) KPACK_TRY(unpack_compressed(request, free, memory, payload, work, trace, r));
-  // The relocation table is the payload's last bytes, or (compressed) its last frame decoded.
-  const uint8_t* table = raw ? payload + request.payload_size - request.relocations_size : work.table;
-  if (virtual_base) KPACK_TRY(randomize_virtual_base(request, table, memory, trace, r));
+  if (virtual_base) KPACK_TRY(randomize_virtual_base(request, work.table, memory, trace, r));
   if (raw) KPACK_TRY(zero_raw_tails(r, memory));
   r.entry = r.base + (r.kernel.entry - r.kernel.physical.begin);
   *result = r;

@@ -183,13 +183,26 @@ TEST_CASE("a raw payload at its intended address is used in place, elsewhere mov
   CHECK(in_place.result.base == 0x200000);
   CHECK(in_place.result.moved == 0);
 
-  // Loaded 16 MiB up (as kexec_file_load would), the segments are 2 MiB-misaligned: one memmove of
-  // the file's bytes; the rest is zeroed at the new place.
+  // Loaded 16 MiB up (as kexec_file_load would), the segments are 2 MiB-misaligned: each one's file
+  // bytes move once (not the gap between the first two); the rest is zeroed at the new place.
   Run moved = unpack(Codec::kRaw, raw_payload(elf.bytes), 0x1000000);
   check_kernel(moved, input);
   CHECK_FALSE(moved.result.in_place);
-  CHECK(moved.result.moved == 0x20B000 + 0x5000);
+  CHECK(moved.result.moved == 0x23000 + 0x9000 + 0x2000 + 0x5000);
   CHECK(moved.result.base % 0x200000 == 0);
+}
+
+TEST_CASE("a compact raw payload loaded low moves up to the floor, the highest segment first, over its own file") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  PayloadElf elf = layout_compact(input);
+  REQUIRE(is_physically_ordered(elf.kernel));
+  // At 1 MiB the segments lie from 1 MiB + kStubSize + 0x1000 on; the kernel goes to its 16 MiB
+  // floor, above them: each segment's bytes move once, without one overwriting another unmoved.
+  Run run = unpack(Codec::kRaw, raw_payload(elf.bytes), kImageBase, 0x1000000);
+  check_kernel(run, input);
+  CHECK_FALSE(run.result.in_place);
+  CHECK(run.result.base == 0x1000000);
+  CHECK(run.result.moved == 0x23000 + 0x9000 + 0x2000 + 0x6000);
 }
 
 TEST_CASE("a raw kernel's bss past the file's end stays clear of the work area, so it still runs in place") {

@@ -117,7 +117,10 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint16_t>(image, 0x1F2) == 1);       // root_flags: read-only root, as stock
     CHECK(test::get<uint16_t>(image, 0x1FA) == 0xFFFF);  // vid_mode: "normal", as stock
     CHECK(test::get<uint32_t>(image, 0x238) == 2047);
-    CHECK(test::get<uint64_t>(image, 0x258) == 0x100000);
+    // pref_address: 1 MiB, or for raw where the first segment (a page into the payload) lands on
+    // the kernel's link address.
+    const uint64_t raw_pref_address = 0x1000000 - (test::get<uint32_t>(image, 0x248) + 0x1000);
+    CHECK(test::get<uint64_t>(image, 0x258) == (codec == Codec::kRaw ? raw_pref_address : 0x100000));
     // The file ends on a 512-byte block (PE file alignment) past the protected-mode part.
     uint64_t protected_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);  // the record's
     CHECK(image.size() - setup_size == (protected_size + 511) / 512 * 512);
@@ -182,28 +185,32 @@ TEST_CASE("payloads start with the codec's standard frame magic") {
   }
 }
 
-TEST_CASE("a raw image mirrors physical memory: loaded at 1 MiB, each segment sits at its link address") {
+TEST_CASE("a raw image is the compact ELF; loaded at pref_address, its first segment sits at its link address") {
   KernelInput input = synthetic_input();
   std::vector<uint8_t> image = pack(input, Codec::kRaw);
   uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
-  uint64_t load = 0x100000;
+  uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
   const KernelHeaders& k = input.kernel;
+  // Each segment on the page after the last one's bytes (no zeros between them), the first one a
+  // page into the payload, after the ELF headers.
+  const uint64_t offsets[] = {0x1000, 0x24000, 0x2D000, 0x2F000};
+  KernelHeaders packed;
+  uint64_t payload = setup_size + payload_offset;
+  REQUIRE(parse_kernel_headers(image.data() + payload, image.size() - payload, image.size() - payload, &packed).ok());
+  REQUIRE(packed.segment_count == 4);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
-    uint64_t run_address = s.paddr;
-    uint64_t file_offset = setup_size + (run_address - load);
-    CHECK(
-        std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz, image.begin() + file_offset));
+    CHECK(packed.segments[i].offset == offsets[i]);
+    CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz,
+                     image.begin() + payload + offsets[i]));
   }
+  CHECK(test::get<uint64_t>(image, 0x258) + payload_offset + 0x1000 == k.physical.begin);
   // The file ends with the last segment's file bytes (its last one is not zero), then the
   // relocation table; the segment's 0x3000 bytes of bss are the stub's to zero, inside init_size.
-  const uint64_t kernel_file_end = k.physical.begin - load + 0x20B000 + 0x6000;
+  const uint64_t kernel_file_end = payload_offset + 0x2F000 + 0x6000;
   CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocs.size(), 512));
   CHECK(std::equal(input.relocs.begin(), input.relocs.end(), image.begin() + setup_size + kernel_file_end));
-  CHECK(test::get<uint32_t>(image, 0x260) == k.physical.begin - load + k.span());  // init_size
-  KernelHeaders packed;
-  uint64_t payload = setup_size + test::get<uint32_t>(image, 0x248);
-  REQUIRE(parse_kernel_headers(image.data() + payload, image.size() - payload, image.size() - payload, &packed).ok());
+  CHECK(test::get<uint32_t>(image, 0x260) == payload_offset + 0x1000 + k.span());  // init_size
   CHECK(packed.segments[3].filesz == 0x6000);
   CHECK(packed.segments[3].memsz == 0x9000);
   CHECK(packed.segments[2].filesz == 0x2000);
@@ -247,14 +254,14 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
   }
 }
 
-TEST_CASE("a raw layout that leaves no room for the stub is refused") {
+TEST_CASE("a raw kernel whose floor lies below its first segment at 1 MiB keeps pref_address at 1 MiB") {
   KernelInput input = synthetic_input();
   PackOptions options;
   options.compress = {Codec::kRaw, 0, 1};
   options.kernel_address = 0x100000;
   Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
-  REQUIRE_FALSE(image.ok());
-  CHECK(image.error().message == "out.img: raw layout: kernel address leaves no room for the stub below it");
+  REQUIRE(image.ok());
+  CHECK(test::get<uint64_t>(*image, 0x258) == 0x100000);
 }
 
 TEST_CASE("the kernel's version string goes where the header's kernel_version points") {

@@ -46,18 +46,17 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     uint64_t image_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);
     uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
-    uint64_t kernel_floor = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 40);
     // A raw image runs on in memory through the kernel's bss, which its file leaves out.
     uint64_t init_size = test::get<uint32_t>(image, 0x260);
     const bool raw = codec == Codec::kRaw;
-    const uint32_t section_count = raw ? 6 : 5;
+    const uint32_t section_count = 5;
     // MZ, Linux's PE magic, e_lfanew -> "PE\0\0" (raw bytes at the documented offsets).
     CHECK(image[0] == 'M');
     CHECK(image[1] == 'Z');
     CHECK(test::get<uint32_t>(image, 0x38) == 0x818223CD);
     CHECK(test::get<uint32_t>(image, 0x3C) == 0x40);
     CHECK(std::memcmp(image.data() + 0x40, "PE\0\0", 4) == 0);
-    // COFF: AMD64, five sections (raw: six), a PE32+ optional header with six directories,
+    // COFF: AMD64, five sections, a PE32+ optional header with six directories,
     // EXECUTABLE | LINE_NUMS_STRIPPED | DEBUG_STRIPPED and not RELOCS_STRIPPED (shim refuses that).
     CHECK(test::get<uint16_t>(image, 0x44) == 0x8664);
     CHECK(test::get<uint16_t>(image, 0x46) == section_count);
@@ -84,19 +83,17 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
 
     // Sections: the protected-mode part keeps its file layout in memory (the stub is position
     // independent), each part with only the rights it needs.
-    const Expected expected[] = {
-        {".setup", kData | kRead | kDiscardable}, {".text", kCode | kExecute | kRead}, {".rodata", kData | kRead},
-        {".data", kData | kRead | kWrite},        {".payload", kData | kRead},         {".kernel", kData | kRead}};
+    const Expected expected[] = {{".setup", kData | kRead | kDiscardable},
+                                 {".text", kCode | kExecute | kRead},
+                                 {".rodata", kData | kRead},
+                                 {".data", kData | kRead | kWrite},
+                                 {".payload", kData | kRead}};
     // The payload's first page (shared with the stub's bss, the record and kernel_info when the
-    // payload starts 16-byte aligned) belongs to .data; the rest is .payload. A raw payload's
-    // .payload is its ELF headers' page alone: the zeros after it, up to where a loader putting the
-    // protected-mode part at 1 MiB has the kernel's floor, are in no section; .kernel is the rest.
+    // payload starts 16-byte aligned) belongs to .data; the rest is .payload, which for a raw
+    // payload runs on in memory through the kernel's bss.
     const uint64_t payload_page = (payload_offset + 0xFFF) / 0x1000 * 0x1000;
-    const uint64_t kernel_start = kernel_floor - 0x100000;
-    const uint64_t payload_end = raw ? payload_page + 0x1000 : image_size;
-    const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page, kernel_start};
-    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, payload_end, init_size};
-    if (raw) CHECK(kernel_start > payload_end);
+    const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page};
+    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, raw ? init_size : image_size};
     const uint64_t table = 0x40 + 4 + 20 + 160;
     for (uint32_t i = 0; i < section_count; ++i) {
       CAPTURE(expected[i].name);
@@ -131,7 +128,6 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     CHECK((*view)->subsystem == 10);
     CHECK((*view)->sections.size() == section_count);
     CHECK((*view)->sections[4].name == ".payload");
-    if (raw) CHECK((*view)->sections[5].name == ".kernel");
     CHECK((*view)->signature_size == 0);
   }
 }
