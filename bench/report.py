@@ -25,8 +25,8 @@ class Data:
 
     def __init__(self, out):
         self.out = out
-        run = self.text("run.txt").splitlines() + [""] * 5
-        self.stamp, self.cpu, self.cores, self.qemu, self.host_kernel = run[:5]
+        run = self.text("run.txt").splitlines() + [""] * 6
+        self.stamp, self.cpu, self.cores, self.qemu, self.host_kernel, self.load = run[:6]
 
     def path(self, *parts):
         return os.path.join(self.out, *parts)
@@ -525,6 +525,8 @@ def header(r):
     kernels = ", ".join(d.text(t, "kernel.txt").strip() for t in r.tags + ["generic"] if d.text(t, "kernel.txt"))
     return ["# kpack benchmarks", "", "```", f"command:  {command}", f"commit:   {commit}", f"date:     {date}",
             f"machine:  {d.cpu}, {d.cores} cores; {d.qemu}, TCG; host kernel {d.host_kernel}",
+            f"load:     {d.load or 'not recorded'} (1/5/15-minute load averages; -icount figures do not depend "
+            "on it, wall times and multi-CPU ratios do)",
             f"kernels:  {kernels}", "```", "",
             prose("Written by `bench/run.sh` (through `bench/report.py`) from the raw data it keeps in its output "
             "directory: every table and figure here is the script's, none is edited by hand; rerun the command to "

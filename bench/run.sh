@@ -83,6 +83,9 @@ mkdir -p "$out/stamps"
     qemu-system-x86_64 --version | head -n1
     uname -r
 } > "$out/run.txt"
+# The machine's load around the run: wall times and multi-CPU ratios suffer on a shared machine,
+# -icount instruction counts do not.
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # The images every part boots, and their sizes (cheap, so every run measures them).
 : > "$out/sizes.tsv"
@@ -144,6 +147,7 @@ run_part kaslr "$repo/bench/kaslr.sh" "$out" "$kaslr_runs" $kernels
 run_part xz "$repo/bench/xz.sh" "$kpack" "$out" "$xz_runs"
 run_part setup "$repo/bench/setup.sh" "$out" "$setup_runs" $kernels
 
+echo "$load_at_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" >> "$out/run.txt"
 python3 "$repo/bench/report.py" "$out" || fail "bench/report.py"
 if [[ -n $write ]]; then
     cp "$out/BENCHMARKS.md" "$repo/BENCHMARKS.md"
