@@ -317,7 +317,7 @@ def sizes(r):
     if not r.section("Image and stub sizes", "images",
                      "Bytes of each image as the packer's defaults write it (`kpack --CODEC VMLINUX --relocs TABLE`: "
                      "the stock image's relocation table carried), beside the stock image and the vmlinux; raw also "
-                     "as allocated on this file system (`du -B1`; the gap below the kernel is a hole)."):
+                     "as allocated on this file system (`du -B1`)."):
         return
     size = {(row[0], row[1]): (int(row[2]), int(row[-1])) for row in d.rows("sizes.tsv")}
     rows = []
