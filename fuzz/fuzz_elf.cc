@@ -14,7 +14,7 @@ using namespace kpack;
 
 namespace {
 
-// Raw layouts hold the whole span in memory; beyond this the fuzzer would only measure malloc.
+// The mirrored layout holds the whole span in memory; beyond this the fuzzer would only measure malloc.
 constexpr uint64_t kMaxMirroredSpan = 1 << 20;
 
 void check_accepted(const KernelHeaders& k, uint64_t file_size) {

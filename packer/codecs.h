@@ -36,7 +36,7 @@ int max_level(Codec codec);
 uint64_t xz_dictionary_for(int level, uint64_t largest);
 
 // What a region of the payload holds, for xz's filters. Measured on Debian's 6.1 generic kernel
-// (BENCHMARKS.md, "xz"): kBytes lc=4; kCode x86 BCJ, lc=4 (BCJ turns call and jump targets absolute, so
+// when the filters were chosen (issue 13): kBytes lc=4; kCode x86 BCJ, lc=4 (BCJ turns call and jump targets absolute, so
 // repeated calls match); kData (writable, not executable: pointers, counters) lc=0 lp=2 pb=2, 1.9 KB
 // smaller than lc=4 there; kTable (the relocation table, sorted 32-bit words) the delta filter over
 // the words, lc=0 lp=2 pb=2, 72 KB smaller than LZMA2 alone.

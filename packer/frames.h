@@ -27,7 +27,7 @@ struct FramedPayload {
   std::vector<FrameEntry> frames;
 };
 
-// How large the independent pieces of a region may be, when the caller gives no size (BENCHMARKS.md,
+// How large the independent pieces of a region may be, when the caller gives no size (doc/benchmark-history.md,
 // table (d), measured on Debian's 6.1 cloud kernel): 1 MiB for gzip and lz4 (+0.11 % and +0.27 %
 // against whole regions; 36 lz4 frames there to spread over CPUs), 6 MiB for zstd (+0.97 %; 1 MiB cost
 // +3.3 %, its level-19 window being 8 MiB); xz keeps whole regions, since its users chose it for size.

@@ -38,8 +38,9 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
                                   const std::string& name) {
   Payload payload;
   const KernelHeaders& k = input.kernel;
-  // A raw payload stores the whole span but its trailing bss, gaps included: refuse absurd spans
-  // before allocating them (a hostile ELF can place two tiny segments 4 GiB apart).
+  // A raw kernel's whole span, gaps and bss included, is what init_size asks a loader for and what
+  // the stub moves segments across: refuse absurd spans (a hostile ELF can place two tiny segments
+  // 4 GiB apart).
   if (k.span() > kMaxDecodedBytes)
     return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
                               " bytes, more than a raw image can hold (1 GiB)");

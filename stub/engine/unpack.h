@@ -1,6 +1,7 @@
 // The unpack engine: reads the kernel's ELF headers from the start of the payload, places the
 // kernel in free memory, then writes each PT_LOAD straight to its destination (decoding its frame
-// there, or for raw payloads leaving it where the loader put it). Compiled into the stub and into
+// there, or for raw payloads moving it up from where the loader put it, unless it already runs
+// there). Compiled into the stub and into
 // the host tests and fuzzers, where PhysicalMemory is a checked buffer.
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vga-screen.sh KPACK IMAGE BUILD_DIR — ctest setup16.vga.IMAGE: does the kernel's log reach a VGA
 # text screen? (With screen_info left empty vgacon gives up and the screen keeps showing SeaBIOS's
-# "Booting from ROM..."; see ../shared/notes/setup16.md.)
+# "Booting from ROM..."; see doc/setup16.md.)
 #
 # QEMU -kernel under SeaBIOS, -vga std, -display none, and no console=ttyS0: the kernel and /init
 # write to the VGA console only. -no-shutdown keeps the machine (and its video memory) after /init
