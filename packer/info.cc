@@ -89,7 +89,8 @@ void print_kpack_record(const StubRecord& info, const KernelHeaders& kernel, std
   bool physical = codec != Codec::kRaw || (info.flags & kStubRandomizeRawPhysically);
   std::fprintf(out, "kaslr: physical %s, virtual %s\n",
                physical ? "yes (a random 2 MiB slot at or above the floor)"
-                        : "no (raw: runs where loaded; pack with --randomize-physical to move it)",
+                        : "no (raw: left where loaded when aligned at or above the floor, as at pref_address, else "
+                          "moved to the lowest fit; --randomize-physical moves it to a random slot)",
                info.relocations_size ? "yes (the relocation table above)" : "no (no relocation table)");
   std::fprintf(out, "efi: unaccepted memory %s\n",
                info.flags & kStubKernelAcceptsMemory ? "left to the kernel, which accepts memory itself"

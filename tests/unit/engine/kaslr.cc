@@ -276,7 +276,9 @@ TEST_CASE("kpack info says what an image randomizes") {
   CHECK(lz4.find("kpack: codec lz4, kernel runs at or above 0x1000000 (its link address)") != std::string::npos);
   CHECK(lz4.find("kaslr: physical yes (a random 2 MiB slot at or above the floor), virtual yes") != std::string::npos);
   CHECK(info_of(Codec::kZstd, false, false).find("virtual no (no relocation table)") != std::string::npos);
-  CHECK(info_of(Codec::kRaw, true, false).find("kaslr: physical no (raw: runs where loaded") != std::string::npos);
+  CHECK(info_of(Codec::kRaw, true, false)
+            .find("kaslr: physical no (raw: left where loaded when aligned at or above the floor") !=
+        std::string::npos);
   CHECK(info_of(Codec::kRaw, true, true).find("kaslr: physical yes") != std::string::npos);
   // And how its frames are proved: the synthetic kernel's headers, 4 segments and the table.
   CHECK(lz4.find("frames: 6 independent, each proved by XXH3-64 in the frame table") != std::string::npos);
