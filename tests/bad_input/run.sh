@@ -77,7 +77,7 @@ while IFS=$'\t' read -r file regex; do
     expect_failure "$file" "$regex" "$cases/$file" "$out" -- --lz4 --level 1 "$cases/$file" -o "$out"
 done < "$cases/cases.tsv"
 
-# A valid ELF, but a raw image of it would be 3.7 GiB (the error names the image it would write).
+# A valid ELF whose segments span 3.7 GiB, more than a raw image may claim (the error names the span).
 expect_failure "huge-span.elf (raw)" "span" "$out" "$out" -- --raw "$cases/huge-span.elf" -o "$out"
 
 # --- The file system gets in the way.

@@ -5,7 +5,8 @@
 # booted BOOTS times (default 8) under SeaBIOS. /init prints the kernel's virtual _text and its
 # physical "Kernel code" (tests/boot/init.c). Required, as the stock image gives them:
 #   - at least 6 distinct virtual bases in 8 boots; for compressed codecs at least 6 distinct
-#     physical bases too (raw runs where it was loaded unless packed with --randomize-physical);
+#     physical bases too (raw goes to the lowest fit on the floor every boot unless packed with
+#     --randomize-physical);
 #   - every virtual base 2 MiB-aligned in [__START_KERNEL_map + 16 MiB, + 1 GiB), every physical
 #     one 2 MiB-aligned at or above 16 MiB;
 #   - a forced panic prints "Kernel Offset: 0x…" matching _text: the kernel saw KASLR_FLAG;
