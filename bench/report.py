@@ -295,8 +295,14 @@ def host(r):
         r.add(*table(["codec", "image bytes", "segment bytes", "engine ms", "library ms", "stock ms", "memcpy ms",
                       "eng/lib", "eng/stk", "moved", "output"], rows))
         for c in rows:
-            r.targets.append((f"{tag}: the engine copies nothing besides decoder output ({c[0]})", c[9] == "0",
-                              f"moved {c[9]}"))
+            # A raw image loaded at 1 MiB (as here) is moved up to the kernel's floor once: at most
+            # its segment bytes. Compressed images are decoded in place: nothing moved.
+            if c[0] == "raw":
+                r.targets.append((f"{tag}: the engine moves a raw kernel at most once ({c[0]})",
+                                  int(c[9]) <= int(c[2]), f"moved {c[9]} of {c[2]} segment bytes"))
+            else:
+                r.targets.append((f"{tag}: the engine copies nothing besides decoder output ({c[0]})", c[9] == "0",
+                                  f"moved {c[9]}"))
         verify += [[tag] + line.split() for line in second.splitlines()
                    if line.strip() and not line.startswith(("#", "codec"))]
     r.add("### What verifying costs", "")
