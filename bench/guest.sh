@@ -54,7 +54,7 @@ wall_boot() {  # TAG IMAGE -> prints seconds from QEMU start to the marker line 
     start=${EPOCHREALTIME/./}
     while IFS= read -r line; do
         [[ -z $end && $line == *KPACK_INIT_OK* ]] && end=${EPOCHREALTIME/./}
-    done < <(timeout -k 5 120 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "console=ttyS0 panic=-1" \
+    done < <(timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "console=ttyS0 panic=-1" \
                  -serial stdio 2>/dev/null)
     exec 8>&-
     [[ -n $end ]] || { echo "guest.sh: $tag/$image did not reach /init (wall run)" >&2; return 1; }
