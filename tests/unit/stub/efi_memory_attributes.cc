@@ -42,10 +42,12 @@ KPACK_EFIAPI Status clear_attributes(MemoryAttribute*, uint64_t base, uint64_t l
 // page-aligned, placed by the engine at 0x7e00000.
 UnpackResult placed_kernel() {
   UnpackResult r;
-  r.kernel.segments[0] = {0x200000, 0x1000000, 0xffffffff81000000, 0x1826710, 0x1826710, 0x200000, elf::kPfR | elf::kPfX};
-  r.kernel.segments[1] = {0x1c00000, 0x2a00000, 0xffffffff82a00000, 0x61a000, 0x61a000, 0x200000, elf::kPfR | elf::kPfW};
-  r.kernel.segments[2] = {0x244e000, 0x304e000, 0xffffffff8304e000, 0x1234, 0x1800, 0x1000,
-                          elf::kPfR | elf::kPfW | elf::kPfX};
+  r.kernel.segments[0] = {0x200000,  0x1000000, 0xffffffff81000000,   0x1826710,
+                          0x1826710, 0x200000,  elf::kPfR | elf::kPfX};
+  r.kernel.segments[1] = {0x1c00000, 0x2a00000, 0xffffffff82a00000,   0x61a000,
+                          0x61a000,  0x200000,  elf::kPfR | elf::kPfW};
+  r.kernel.segments[2] = {
+      0x244e000, 0x304e000, 0xffffffff8304e000, 0x1234, 0x1800, 0x1000, elf::kPfR | elf::kPfW | elf::kPfX};
   r.kernel.segment_count = 3;
   r.kernel.physical = {0x1000000, 0x304f800};
   r.base = 0x7e00000;
@@ -67,8 +69,10 @@ TEST_CASE("memory attributes: each executable segment read-only and executable w
   CHECK(protect(placed_kernel()) == kSuccess);
   REQUIRE(calls.size() == 4);
   // Text: 0x7e00000 + 0x1826710 rounded up to its page.
-  CHECK((calls[0].set && calls[0].base == 0x7e00000 && calls[0].length == 0x1827000 && calls[0].attributes == kMemoryRo));
-  CHECK((!calls[1].set && calls[1].base == 0x7e00000 && calls[1].length == 0x1827000 && calls[1].attributes == kMemoryXp));
+  CHECK(
+      (calls[0].set && calls[0].base == 0x7e00000 && calls[0].length == 0x1827000 && calls[0].attributes == kMemoryRo));
+  CHECK((!calls[1].set && calls[1].base == 0x7e00000 && calls[1].length == 0x1827000 &&
+         calls[1].attributes == kMemoryXp));
   // The data segment is skipped; the last one sits 0x204e000 above the base, memsz 0x1800 -> 2 pages.
   CHECK((calls[2].set && calls[2].base == 0x9e4e000 && calls[2].length == 0x2000 && calls[2].attributes == kMemoryRo));
   CHECK((!calls[3].set && calls[3].base == 0x9e4e000 && calls[3].length == 0x2000 && calls[3].attributes == kMemoryXp));
