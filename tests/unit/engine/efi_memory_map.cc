@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "tests/support/e820_table.h"
 #include "stub/engine/efi_memory_map.h"
 
 using namespace kpack;
@@ -61,18 +62,9 @@ const std::vector<Descriptor> kOvmfMap = {
     {efi::kUnacceptedMemory, 0x140010000, 0x100, kWriteBack},
 };
 
-struct Entry {
-  uint64_t addr, size;
-  uint32_t type;
-  bool operator==(const Entry&) const = default;
-};
+using Entry = test::E820Row;
 
-std::vector<Entry> table_of(const boot::BootParams& params) {
-  std::vector<Entry> entries;
-  for (uint32_t i = 0; i < params.e820_entries; ++i)
-    entries.push_back({params.e820_table[i].addr, params.e820_table[i].size, params.e820_table[i].type});
-  return entries;
-}
+std::vector<Entry> table_of(const boot::BootParams& params) { return test::e820_rows(params); }
 
 uint32_t convert(const std::vector<uint8_t>& bytes, E820View view, boot::BootParams* params,
                  boot::E820Entry* extended = nullptr, uint32_t capacity = 0, uint64_t stride = kOvmfDescriptorSize) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "tests/support/e820_table.h"
 #include "stub/engine/efi_memory_map.h"
 #include "stub/engine/unaccepted_memory.h"
 
@@ -59,18 +60,9 @@ struct TableBuffer {
   std::vector<uint8_t> bytes;
 };
 
-struct Entry {
-  uint64_t addr, size;
-  uint32_t type;
-  bool operator==(const Entry&) const = default;
-};
+using Entry = test::E820Row;
 
-std::vector<Entry> table_of(const boot::BootParams& params) {
-  std::vector<Entry> entries;
-  for (uint32_t i = 0; i < params.e820_entries; ++i)
-    entries.push_back({params.e820_table[i].addr, params.e820_table[i].size, params.e820_table[i].type});
-  return entries;
-}
+std::vector<Entry> table_of(const boot::BootParams& params) { return test::e820_rows(params); }
 
 }  // namespace
 
