@@ -87,7 +87,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   check_accepted(input.kernel, size);
   input.elf.assign(data, data + size);
-  check_layout(input, layout_compact(input), false);
+  PayloadElf stored = layout_compact(input);
+  check_layout(input, stored, false);
+  // A raw payload leaves long zero runs out; `kpack extract` joins its pieces back into the stored
+  // layout (pieces are recognised by their 4 KiB p_align, which no input segment then has).
+  PayloadElf left_out = layout_compact(input, InnerZeros::kLeftOut);
+  FUZZ_CHECK(left_out.bytes.size() <= stored.bytes.size());
+  FUZZ_CHECK(left_out.kernel.physical.begin == input.kernel.physical.begin &&
+             left_out.kernel.physical.end == input.kernel.physical.end);
+  FUZZ_CHECK(!is_physically_ordered(stored.kernel) || is_physically_ordered(left_out.kernel));
+  bool page_aligned_input = false;
+  for (uint32_t i = 0; i < input.kernel.segment_count; ++i)
+    page_aligned_input |= input.kernel.segments[i].align == 4096;
+  if (!page_aligned_input) FUZZ_CHECK(join_left_out_zeros(left_out.bytes, ~0ull) == stored.bytes);
   if (input.kernel.span() <= kMaxMirroredSpan)
     check_layout(input, layout_mirrored(input, align_up(input.kernel.headers_end, 4096)), true);
   return 0;

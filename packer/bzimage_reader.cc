@@ -2,6 +2,8 @@
 // checked against the bytes actually present before it is used, with overflow-safe arithmetic.
 #include "packer/bzimage_reader.h"
 
+#include "packer/layout.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -9,6 +11,7 @@
 
 #include "formats/elf64.h"
 #include "packer/byte_io.h"
+#include "packer/layout.h"
 #include "stub/engine/frame_table.h"
 #include "stub/engine/stub_record.h"
 
@@ -204,6 +207,9 @@ Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8
   kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
   data.resize(extent);
   kernel.elf = std::move(data);
+  // A raw payload leaves long zero runs out of its segments (layout.h): the vmlinux gets them back.
+  if (image.kpack && image.kpack->codec == static_cast<uint32_t>(Codec::kRaw))
+    kernel.elf = join_left_out_zeros(std::move(kernel.elf), max_output);
   return kernel;
 }
 

@@ -30,9 +30,9 @@ struct Payload {
   uint64_t pref_address = kDefaultLoadAddress;
 };
 
-// A raw payload is the compact ELF, as the compressed ones frame it: no zeros before the kernel
-// and none between its segments, since a firmware reading the file pays for every byte of it
-// (doc/image-format.md). pref_address puts the first segment on the kernel's floor, where a loader
+// A raw payload is the compact ELF, as the compressed ones frame it, with its long runs of zero
+// pages left out too: no zeros before the kernel, none between its segments and few inside them,
+// since a firmware reading the file pays for every byte of it (doc/image-format.md). pref_address puts the first segment on the kernel's floor, where a loader
 // that honours it leaves the kernel; elsewhere the stub moves the segments there.
 Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
                                   const std::string& name) {
@@ -44,7 +44,7 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   if (k.span() > kMaxDecodedBytes)
     return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
                               " bytes, more than a raw image can hold (1 GiB)");
-  PayloadElf elf = layout_compact(input);
+  PayloadElf elf = layout_compact(input, InnerZeros::kLeftOut);
   if (!is_physically_ordered(elf.kernel))
     return error_in(name, "raw layout: the kernel's segments are not in physical order in its file");
   uint64_t segment_offset = payload_offset + elf.kernel.segments[0].offset;

@@ -5,20 +5,54 @@
 
 #include "formats/elf64.h"
 #include "packer/byte_io.h"
+#include "packer/relocs_table.h"
 
 namespace kpack {
 namespace {
 
+// A part of a segment that keeps its own program header: a segment is one piece, or several when
+// runs of zero pages inside it are left out of the file (each piece then ends in bss that reaches
+// the next one).
+struct Piece {
+  uint64_t skip;  // from the segment's start, in memory and in the source file alike
+  uint64_t new_offset;
+  uint64_t filesz;  // may pass the source's p_filesz (the mirrored layout stores bss as zeros)
+  uint64_t memsz;
+};
+
 struct Placement {
   uint64_t paddr;  // identifies the segment: two bss-only segments may share an offset and size
   uint64_t old_offset;
-  uint64_t new_offset;
   uint64_t old_filesz;
-  uint64_t new_filesz;
+  std::vector<Piece> pieces;  // in order; their bytes are copied from old_offset + skip
+
+  // The bytes of `piece` the source file holds.
+  uint64_t source_bytes(const Piece& piece) const {
+    return piece.skip >= old_filesz ? 0 : std::min(piece.filesz, old_filesz - piece.skip);
+  }
 };
 
-// Writes the ELF header and the program headers with segment offsets moved as `placements` say.
-// Headers of other types keep pointing at the same bytes when those lie inside a moved segment.
+bool is_segment_of(const elf::Phdr& p, const Placement& m) {
+  return p.type == elf::kPtLoad && p.paddr == m.paddr && p.offset == m.old_offset && p.filesz == m.old_filesz &&
+         p.memsz;
+}
+
+// Headers of other types (PT_NOTE) keep pointing at the same bytes when those lie inside a kept
+// piece; false when they do not.
+bool follow_bytes(elf::Phdr& p, const std::vector<Placement>& placements) {
+  for (const Placement& m : placements)
+    for (const Piece& piece : m.pieces) {
+      uint64_t begin = m.old_offset + piece.skip;
+      if (p.offset >= begin && p.offset + p.filesz <= begin + m.source_bytes(piece)) {
+        p.offset = piece.new_offset + (p.offset - begin);
+        return true;
+      }
+    }
+  return false;
+}
+
+// Writes the ELF header and the program headers with segment offsets moved as `placements` say, a
+// program header per piece.
 PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& placements, uint64_t file_size) {
   const auto& old_ehdr = *reinterpret_cast<const elf::Ehdr*>(input.elf.data());
   const auto* old_phdrs = reinterpret_cast<const elf::Phdr*>(input.elf.data() + old_ehdr.phoff);
@@ -35,23 +69,22 @@ PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& place
   std::vector<elf::Phdr> phdrs;
   for (uint32_t i = 0; i < old_ehdr.phnum; ++i) {
     elf::Phdr p = old_phdrs[i];
-    bool placed = false;
-    for (const Placement& m : placements) {
-      bool is_segment = p.type == elf::kPtLoad && p.paddr == m.paddr && p.offset == m.old_offset &&
-                        p.filesz == m.old_filesz && p.memsz;
-      if (is_segment) {
-        p.offset = m.new_offset;
-        p.filesz = m.new_filesz;
-        placed = true;
-        break;
+    auto segment =
+        std::find_if(placements.begin(), placements.end(), [&](const Placement& m) { return is_segment_of(p, m); });
+    if (segment != placements.end()) {
+      for (const Piece& piece : segment->pieces) {
+        elf::Phdr q = p;
+        q.offset = piece.new_offset;
+        q.paddr = p.paddr + piece.skip;
+        q.vaddr = p.vaddr + piece.skip;
+        q.filesz = piece.filesz;
+        q.memsz = piece.memsz;
+        if (piece.skip) q.align = 4096;
+        phdrs.push_back(q);
       }
-      if (p.type != elf::kPtLoad && p.filesz && p.offset >= m.old_offset &&
-          p.offset + p.filesz <= m.old_offset + std::min(m.old_filesz, m.new_filesz)) {
-        p.offset = m.new_offset + (p.offset - m.old_offset);
-        placed = true;
-        break;
-      }
+      continue;
     }
+    bool placed = p.type != elf::kPtLoad && p.filesz && follow_bytes(p, placements);
     if (!placed && p.filesz) continue;  // points at bytes that are not kept
     if (!placed) p.offset = 0;
     phdrs.push_back(p);
@@ -60,7 +93,9 @@ PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& place
   std::memcpy(out.bytes.data(), &ehdr, sizeof(ehdr));
   std::memcpy(out.bytes.data() + sizeof(ehdr), phdrs.data(), phdrs.size() * sizeof(elf::Phdr));
   for (const Placement& m : placements)
-    std::memcpy(out.bytes.data() + m.new_offset, input.elf.data() + m.old_offset, std::min(m.old_filesz, m.new_filesz));
+    for (const Piece& piece : m.pieces)
+      std::memcpy(out.bytes.data() + piece.new_offset, input.elf.data() + m.old_offset + piece.skip,
+                  m.source_bytes(piece));
   StubStatus status = parse_kernel_headers(out.bytes.data(), out.bytes.size(), out.bytes.size(), &out.kernel);
   if (!status.ok()) __builtin_trap();  // the input was valid, so its rewrite must be
   return out;
@@ -103,21 +138,95 @@ uint64_t headers_size(const KernelInput& input) {
   return sizeof(elf::Ehdr) + uint64_t{ehdr.phnum} * sizeof(elf::Phdr);
 }
 
+// A run of whole zero pages inside a segment's kept bytes, as offsets from the segment's start.
+struct ZeroRun {
+  uint32_t segment;
+  uint64_t begin, end;
+  uint64_t size() const { return end - begin; }
+};
+
+// The link-time physical places the relocation table patches, each with its width: a zero run
+// that holds one is kept (it cannot hold one in a real kernel, where a patched word holds an
+// address, but the table is input).
+std::vector<Range> relocation_targets(const KernelInput& input) {
+  std::vector<Range> targets;
+  if (input.relocs.empty()) return targets;
+  Result<RelocationLists> lists = split_relocation_lists(input.relocs, "relocs");
+  if (!lists.ok()) return targets;
+  auto add = [&](const std::vector<uint32_t>& entries, uint64_t width) {
+    for (uint32_t entry : entries)
+      targets.push_back(
+          range_of(static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry))) - kStartKernelMap, width));
+  };
+  add(lists->relocs64, 8);
+  add(lists->inverse32, 4);
+  add(lists->relocs32, 4);
+  return targets;
+}
+
+// The longest runs of at least kMinLeftOutZeros whole zero pages (physical pages) inside the
+// segments' kept bytes, as many as the stub's segment limit allows, in file order.
+std::vector<ZeroRun> zero_runs_to_leave_out(const KernelInput& input) {
+  const KernelHeaders& k = input.kernel;
+  std::vector<Range> targets = relocation_targets(input);
+  std::vector<ZeroRun> runs;
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    uint64_t kept = without_trailing_zeros(input, s);
+    const uint8_t* bytes = input.elf.data() + s.offset;
+    uint64_t page = align_up(s.paddr, 4096) - s.paddr;  // the first whole physical page
+    uint64_t start = 0;
+    bool in_run = false;
+    for (; page + 4096 <= kept; page += 4096) {
+      bool zero = std::all_of(bytes + page, bytes + page + 4096, [](uint8_t b) { return b == 0; });
+      if (zero && !in_run) start = page;
+      if (!zero && in_run && page - start >= kMinLeftOutZeros) runs.push_back({i, start, page});
+      in_run = zero;
+    }
+    if (in_run && page - start >= kMinLeftOutZeros) runs.push_back({i, start, page});
+  }
+  std::erase_if(runs, [&](const ZeroRun& run) {
+    Range memory = range_of(k.segments[run.segment].paddr + run.begin, run.size());
+    return std::any_of(targets.begin(), targets.end(), [&](const Range& t) { return t.overlaps(memory); });
+  });
+  std::stable_sort(runs.begin(), runs.end(), [](const ZeroRun& a, const ZeroRun& b) { return a.size() > b.size(); });
+  uint64_t room = kMaxLoadSegments - k.segment_count;
+  if (runs.size() > room) runs.resize(room);
+  std::sort(runs.begin(), runs.end(), [](const ZeroRun& a, const ZeroRun& b) {
+    return a.segment != b.segment ? a.segment < b.segment : a.begin < b.begin;
+  });
+  return runs;
+}
+
 }  // namespace
 
-PayloadElf layout_compact(const KernelInput& input) {
+PayloadElf layout_compact(const KernelInput& input, InnerZeros inner_zeros) {
   const KernelHeaders& k = input.kernel;
+  std::vector<ZeroRun> left_out;
+  if (inner_zeros == InnerZeros::kLeftOut) left_out = zero_runs_to_leave_out(input);
   std::vector<Placement> placements;
   std::vector<uint64_t> code;  // per placement
   uint64_t at = headers_size(input);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
-    // Keep p_offset congruent to p_vaddr modulo the page size, as ELF loaders expect.
-    uint64_t offset = align_up(at, 4096) + (s.vaddr & 0xFFF);
     uint64_t kept = without_trailing_zeros(input, s);
-    placements.push_back({s.paddr, s.offset, offset, s.filesz, kept});
+    Placement m{s.paddr, s.offset, s.filesz, {}};
+    uint64_t skip = 0;
+    auto add_piece = [&](uint64_t file_end, uint64_t memory_end) {
+      // Keep p_offset congruent to p_vaddr modulo the page size, as ELF loaders expect.
+      uint64_t offset = align_up(at, 4096) + ((s.vaddr + skip) & 0xFFF);
+      m.pieces.push_back({skip, offset, file_end - skip, memory_end - skip});
+      at = offset + (file_end - skip);
+    };
+    for (const ZeroRun& run : left_out) {
+      if (run.segment != i) continue;
+      add_piece(run.begin, run.begin);
+      m.pieces.back().memsz = run.end - m.pieces.back().skip;
+      skip = run.end;
+    }
+    add_piece(kept, s.memsz);
+    placements.push_back(std::move(m));
     code.push_back(std::min(leading_code(input, s), kept));
-    at = offset + kept;
   }
   PayloadElf out = rewrite(input, placements, at);
   // One region per frame: the headers, then each gap and each segment (its code, then the rest).
@@ -152,11 +261,77 @@ PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
     const LoadSegment& s = k.segments[i];
     uint64_t offset = first_offset + (s.paddr - k.physical.begin);
     uint64_t kept = i == highest ? without_trailing_zeros(input, s) : s.memsz;
-    placements.push_back({s.paddr, s.offset, offset, s.filesz, kept});
+    placements.push_back({s.paddr, s.offset, s.filesz, {{0, offset, kept, s.memsz}}});
     end = std::max(end, offset + kept);
   }
   PayloadElf out = rewrite(input, placements, end);
   out.regions.push_back(Range{0, end});
+  return out;
+}
+
+std::vector<uint8_t> join_left_out_zeros(std::vector<uint8_t> elf, uint64_t max_size) {
+  KernelHeaders k;
+  if (!parse_kernel_headers(elf.data(), elf.size(), elf.size(), &k).ok()) return elf;
+  auto continues = [&](uint32_t i) {
+    const LoadSegment &s = k.segments[i], &before = k.segments[i - 1];
+    return s.align == 4096 && s.flags == before.flags && s.paddr == before.paddr + before.memsz &&
+           s.vaddr == before.vaddr + before.memsz && before.filesz;
+  };
+  bool pieces = false;
+  for (uint32_t i = 1; i < k.segment_count; ++i) pieces |= continues(i);
+  if (!pieces) return elf;
+  // One placement per joined segment: its first piece's header, grown over the others.
+  const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(elf.data());
+  const auto* phdrs = reinterpret_cast<const elf::Phdr*>(elf.data() + ehdr.phoff);
+  std::vector<elf::Phdr> out_phdrs;
+  std::vector<std::pair<uint32_t, uint32_t>> groups;  // [first, last] segment indices
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    if (i > 0 && continues(i))
+      groups.back().second = i;
+    else
+      groups.push_back({i, i});
+  }
+  auto header_of = [&](const LoadSegment& s) {
+    for (uint32_t i = 0; i < ehdr.phnum; ++i)
+      if (phdrs[i].type == elf::kPtLoad && phdrs[i].offset == s.offset && phdrs[i].paddr == s.paddr && phdrs[i].memsz)
+        return phdrs[i];
+    __builtin_trap();  // parse_kernel_headers read every segment from a header
+  };
+  // Segments at page-aligned offsets one after another, as in the compact layout.
+  uint64_t at = sizeof(elf::Ehdr) + uint64_t{ehdr.phnum} * sizeof(elf::Phdr);
+  std::vector<uint8_t> out;
+  struct Copy {
+    uint64_t from, to, size;
+  };
+  std::vector<Copy> copies;
+  for (auto [first, last] : groups) {
+    const LoadSegment &head = k.segments[first], &tail = k.segments[last];
+    elf::Phdr p = header_of(head);
+    p.offset = align_up(at, 4096) + (head.vaddr & 0xFFF);
+    p.filesz = (tail.paddr - head.paddr) + tail.filesz;
+    p.memsz = (tail.paddr - head.paddr) + tail.memsz;
+    for (uint32_t i = first; i <= last; ++i)
+      copies.push_back({k.segments[i].offset, p.offset + (k.segments[i].paddr - head.paddr), k.segments[i].filesz});
+    at = p.offset + p.filesz;
+    out_phdrs.push_back(p);
+    if (at > max_size) return elf;
+  }
+  // Other headers (PT_NOTE) follow their bytes; a PT_LOAD without memory keeps its place.
+  for (uint32_t i = 0; i < ehdr.phnum; ++i) {
+    elf::Phdr p = phdrs[i];
+    if (p.type == elf::kPtLoad && p.memsz) continue;
+    for (const Copy& c : copies)
+      if (p.filesz && p.offset >= c.from && p.offset + p.filesz <= c.from + c.size)
+        p.offset = c.to + (p.offset - c.from);
+    out_phdrs.push_back(p);
+  }
+  out.assign(at, 0);
+  elf::Ehdr new_ehdr = ehdr;
+  new_ehdr.phoff = sizeof(elf::Ehdr);
+  new_ehdr.phnum = static_cast<uint16_t>(out_phdrs.size());
+  std::memcpy(out.data(), &new_ehdr, sizeof(new_ehdr));
+  std::memcpy(out.data() + sizeof(new_ehdr), out_phdrs.data(), out_phdrs.size() * sizeof(elf::Phdr));
+  for (const Copy& c : copies) std::memcpy(out.data() + c.to, elf.data() + c.from, c.size);
   return out;
 }
 

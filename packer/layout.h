@@ -23,7 +23,22 @@ struct PayloadElf {
 // (p_filesz shrinks, p_memsz stays); section headers are dropped. A read-only executable segment
 // that starts with machine code (the run of SHF_EXECINSTR sections at its start: .text) is two
 // regions, the code and the rest; without section headers, it is all code.
-PayloadElf layout_compact(const KernelInput& input);
+//
+// With InnerZeros::kLeftOut (raw payloads), runs of at least kMinLeftOutZeros whole zero pages
+// inside a segment are left out of the file too: the segment is cut there into pieces, each its
+// own PT_LOAD whose bss reaches the next one (3.7 MB of Debian's 6.1, which a firmware reading the
+// file pays for at about 4.5 guest instructions a byte). Runs that hold a relocation target are
+// kept, and the pieces stay within the stub's kMaxLoadSegments (the longest runs first).
+enum class InnerZeros { kStored, kLeftOut };
+inline constexpr uint64_t kMinLeftOutZeros = 64 * 1024;
+PayloadElf layout_compact(const KernelInput& input, InnerZeros inner_zeros = InnerZeros::kStored);
+
+// The inverse for `kpack extract`: a raw payload's ELF with every segment's pieces (InnerZeros::
+// kLeftOut) joined again into one PT_LOAD, the zeros between them stored, so the vmlinux read back
+// has the program headers it was packed from. Pieces are the PT_LOADs that continue the one before
+// them in memory (physical and virtual), with its flags and a 4 KiB p_align; an ELF without such
+// pieces comes back unchanged, and so does one whose joined file would pass `max_size` bytes.
+std::vector<uint8_t> join_left_out_zeros(std::vector<uint8_t> elf, uint64_t max_size);
 
 // The lowest segment at file offset `first_offset`, every other one at the same distance from it as
 // in physical memory. The highest segment's trailing zero bytes become bss (p_filesz shrinks, the

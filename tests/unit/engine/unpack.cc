@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 
+#include "formats/elf64.h"
 #include "packer/bzimage_reader.h"
 #include "packer/codecs.h"
 #include "stub/engine/frame_decoder.h"
@@ -601,4 +602,25 @@ TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, als
   CHECK(near.begin == region);
   CHECK(near.size == 100);
   CHECK(lz4_history(region, 0).size == 0);
+}
+
+TEST_CASE("a raw payload with zero runs left out unpacks byte-identical, moved and in place") {
+  std::vector<uint8_t> elf = test::make_kernel_elf(test::typical_segments());
+  const auto* phdrs = reinterpret_cast<const elf::Phdr*>(elf.data() + sizeof(elf::Ehdr));
+  // 16 zero pages inside the 0x23000-byte text: left out of the file, zeroed by the engine.
+  uint64_t text = phdrs[0].offset;
+  std::fill(elf.begin() + static_cast<long>(text + 0x2000), elf.begin() + static_cast<long>(text + 0x12000), 0);
+  KernelInput input = input_from(elf);
+  PayloadElf compact = layout_compact(input, InnerZeros::kLeftOut);
+  REQUIRE(compact.kernel.segment_count == 5);
+  // Loaded low, the kernel moves up to its floor; the run's place was the text's bytes in the file.
+  Run moved = unpack(Codec::kRaw, raw_payload(compact.bytes), kImageBase, 0x1000000);
+  check_kernel(moved, input);
+  CHECK(moved.result.moved == 0x13000 + 0x9000 + 0x2000 + 0x6000);
+  // Loaded with its first segment on a 2 MiB boundary, the first piece stays and the rest move up.
+  Run in_place = unpack(Codec::kRaw, raw_payload(compact.bytes), 0x400000 - kStubSize - 0x1000, 0x200000);
+  check_kernel(in_place, input);
+  CHECK(in_place.result.in_place);
+  CHECK(in_place.result.base == 0x400000);
+  CHECK(in_place.result.moved == 0x11000 + 0x9000 + 0x2000 + 0x6000);
 }

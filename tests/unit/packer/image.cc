@@ -354,3 +354,102 @@ TEST_CASE("regression: an all-zero segment listed after its neighbour survives t
   CHECK(compact.kernel.segments[0].filesz == 0);
   CHECK(compact.kernel.segments[1].offset == compact.kernel.segments[0].offset);
 }
+
+// A synthetic kernel whose 256 KiB text segment holds two runs of zero pages: 16 pages at 0x10000
+// (long enough to leave out) and 15 at 0x28000 (too short).
+KernelInput kernel_with_zero_runs() {
+  std::vector<uint8_t> elf = test::make_kernel_elf(
+      {{0x1000000, 0x40000, 0x40000, elf::kPfR | elf::kPfX}, {0x1200000, 0x9000, 0x9000, elf::kPfR | elf::kPfW}});
+  const auto* phdrs = reinterpret_cast<const elf::Phdr*>(elf.data() + sizeof(elf::Ehdr));
+  uint64_t text = phdrs[0].offset;
+  std::fill(elf.begin() + static_cast<long>(text + 0x10000), elf.begin() + static_cast<long>(text + 0x20000), 0);
+  std::fill(elf.begin() + static_cast<long>(text + 0x28000), elf.begin() + static_cast<long>(text + 0x37000), 0);
+  Result<KernelInput> input = kernel_input_from_elf(elf, "zeros.elf");
+  REQUIRE(input.ok());
+  return *input;
+}
+
+TEST_CASE("a raw payload leaves out 16 zero pages or more inside a segment: two PT_LOADs, the first ending in bss") {
+  KernelInput input = kernel_with_zero_runs();
+  const LoadSegment& text = input.kernel.segments[0];
+  CHECK(layout_compact(input).kernel.segment_count == 2);  // compressed payloads store them
+  PayloadElf out = layout_compact(input, InnerZeros::kLeftOut);
+  REQUIRE(out.kernel.segment_count == 3);
+  const LoadSegment &head = out.kernel.segments[0], &rest = out.kernel.segments[1], &data = out.kernel.segments[2];
+  CHECK(head.paddr == 0x1000000);
+  CHECK(head.vaddr == 0xffffffff81000000);
+  CHECK(head.offset == 0x1000);
+  CHECK(head.filesz == 0x10000);
+  CHECK(head.memsz == 0x20000);
+  CHECK(head.align == 0x200000);
+  CHECK(rest.paddr == 0x1020000);
+  CHECK(rest.vaddr == 0xffffffff81020000);
+  CHECK(rest.offset == 0x11000);  // right after the head's bytes: the 64 KiB of zeros are not in the file
+  CHECK(rest.filesz == 0x20000);  // the 15-page run stays
+  CHECK(rest.memsz == 0x20000);
+  CHECK(rest.align == 0x1000);
+  CHECK(rest.flags == (elf::kPfR | elf::kPfX));
+  CHECK(data.offset == 0x31000);
+  CHECK(out.bytes.size() == 0x31000 + 0x9000);
+  CHECK(std::equal(input.elf.begin() + static_cast<long>(text.offset),
+                   input.elf.begin() + static_cast<long>(text.offset + 0x10000), out.bytes.begin() + 0x1000));
+  CHECK(std::equal(input.elf.begin() + static_cast<long>(text.offset + 0x20000),
+                   input.elf.begin() + static_cast<long>(text.offset + 0x40000), out.bytes.begin() + 0x11000));
+  CHECK(out.kernel.physical.begin == input.kernel.physical.begin);
+  CHECK(out.kernel.physical.end == input.kernel.physical.end);
+  CHECK(is_physically_ordered(out.kernel));
+  // Three PT_LOADs and the PT_NOTE.
+  const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(out.bytes.data());
+  CHECK(ehdr.phnum == 4);
+}
+
+TEST_CASE("a zero run that a relocation patches stays in a raw payload") {
+  KernelInput input = kernel_with_zero_runs();
+  // 0 | 64-bit list: 0x81018000 (physical 0x1018000, inside the run) | 0 | 32-bit list: empty.
+  input.relocs = {0, 0, 0, 0, 0x00, 0x80, 0x01, 0x81, 0, 0, 0, 0};
+  CHECK(layout_compact(input, InnerZeros::kLeftOut).kernel.segment_count == 2);
+  input.relocs = {0, 0, 0, 0, 0x00, 0x80, 0x02, 0x81, 0, 0, 0, 0};  // physical 0x1028000: outside it
+  CHECK(layout_compact(input, InnerZeros::kLeftOut).kernel.segment_count == 3);
+}
+
+TEST_CASE("a raw payload leaves out the longest zero runs that keep it within the stub's segment limit") {
+  // A 2 MiB text segment with 20 runs of zero pages, 16 pages each but the last (17): 14 runs fit
+  // beside the two segments, the longest first and, among equals, the first in the file.
+  std::vector<uint8_t> elf = test::make_kernel_elf(
+      {{0x1000000, 0x200000, 0x200000, elf::kPfR | elf::kPfX}, {0x1200000, 0x9000, 0x9000, elf::kPfR | elf::kPfW}});
+  const auto* phdrs = reinterpret_cast<const elf::Phdr*>(elf.data() + sizeof(elf::Ehdr));
+  uint64_t text = phdrs[0].offset;
+  for (uint64_t run = 0; run < 20; ++run) {
+    uint64_t at = text + 0x1000 + run * 0x18000;
+    uint64_t pages = run == 19 ? 17 : 16;  // the last run is the longest: it is left out whatever its place
+    std::fill(elf.begin() + static_cast<long>(at), elf.begin() + static_cast<long>(at + pages * 0x1000), 0);
+  }
+  Result<KernelInput> input = kernel_input_from_elf(elf, "runs.elf");
+  REQUIRE(input.ok());
+  PayloadElf out = layout_compact(*input, InnerZeros::kLeftOut);
+  REQUIRE(out.kernel.segment_count == kMaxLoadSegments);
+  // The pieces of the text: the one before the first run, then one after each of runs 0-12, then the
+  // one after run 19 (the 17-page run outranks the 16-page runs 13-18, which stay in the file).
+  CHECK(out.kernel.segments[0].memsz == 0x11000);
+  CHECK(out.kernel.segments[13].paddr == 0x1000000 + 0x1000 + 12 * 0x18000 + 0x10000);
+  CHECK(out.kernel.segments[14].paddr == 0x1000000 + 0x1000 + 19 * 0x18000 + 0x11000);
+  CHECK(out.kernel.segments[13].memsz == out.kernel.segments[14].paddr - out.kernel.segments[13].paddr);
+  CHECK(out.kernel.segments[13].filesz == 19 * 0x18000 - 12 * 0x18000 - 0x10000);
+}
+
+TEST_CASE("kpack extract joins a raw payload's pieces again: the ELF a compressed payload stores, byte for byte") {
+  KernelInput input = kernel_with_zero_runs();
+  std::vector<uint8_t> stored = layout_compact(input).bytes;
+  std::vector<uint8_t> left_out = layout_compact(input, InnerZeros::kLeftOut).bytes;
+  REQUIRE(left_out.size() == stored.size() - 0x10000);
+  CHECK(join_left_out_zeros(left_out, kMaxDecodedBytes) == stored);
+  CHECK(join_left_out_zeros(stored, kMaxDecodedBytes) == stored);       // nothing to join
+  CHECK(join_left_out_zeros(left_out, stored.size() - 1) == left_out);  // over the bound: as it was
+  // Through a packed image.
+  std::vector<uint8_t> image = pack(input, Codec::kRaw);
+  Result<BzImage> read = read_bzimage(image, "zeros.img");
+  REQUIRE(read.ok());
+  Result<KernelPayload> payload = extract_kernel(*read, image, "zeros.img");
+  REQUIRE(payload.ok());
+  CHECK(payload->elf == stored);
+}
