@@ -18,8 +18,9 @@
 # Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given.
-#   --quick  the 6.1 cloud kernel only and few runs per figure (47 min on 2 cores shared with other
-#            jobs and their QEMUs; the full run, estimated from its parts there, about 4 hours)
+#   --quick  the 6.1 cloud kernel only and one run per -icount figure (they repeat exactly), but
+#            the figures with targets at their full count: 10 interleaved SMP rounds, 15 host runs
+#            (QUICK_MINUTES min on a quiet 2-core machine; the full run, about 4 hours)
 #   --only   run just these parts; the other tables keep the data of the run that last made them,
 #            which their tables name (or say they were never run)
 # A missing tool or a failed part stops the run with a line naming it.
@@ -48,7 +49,7 @@ done
 
 # Runs per figure: the full run, or --quick's few.
 if [[ -n $quick ]]; then
-    kernels="6.1" icount_runs=1 wall_rounds=2 smp_rounds=2 host_runs=3 pack_runs=1 kaslr_runs=1 xz_runs=1 setup_runs=1
+    kernels="6.1" icount_runs=1 wall_rounds=2 smp_rounds=10 host_runs=15 pack_runs=1 kaslr_runs=1 xz_runs=1 setup_runs=1
 else
     kernels="6.1 6.12" icount_runs=3 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=3 kaslr_runs=3 xz_runs=3 setup_runs=3
 fi

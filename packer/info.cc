@@ -7,6 +7,7 @@
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
 #include "packer/kernel_input.h"
+#include "packer/layout.h"
 #include "packer/pe_image.h"
 #include "packer/placement_report.h"
 #include "packer/relocs_table.h"
@@ -59,9 +60,21 @@ void print_pe_view(const std::optional<PeView>& pe, std::FILE* out) {
 }
 
 // What the payload decodes to, and the relocation table after the ELF.
-void print_payload(const BzImage& image, const KernelPayload& payload, const std::string& path, std::FILE* out) {
+void print_payload(const BzImage& image, std::span<const uint8_t> file, const KernelPayload& payload,
+                   const std::string& path, std::FILE* out) {
   std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
                stream_format_name(image.format), image.payload_size, payload.elf.size(), payload.relocs.size());
+  KernelHeaders raw;
+  uint32_t runs = 0;
+  const uint8_t* stored = file.data() + image.payload_offset;
+  if (image.kpack && image.kpack->codec == static_cast<uint32_t>(Codec::kRaw) &&
+      parse_kernel_headers(stored, image.payload_size, image.payload_size, &raw).ok()) {
+    uint64_t zeros = left_out_zeros(raw, &runs);
+    if (runs)
+      std::fprintf(out,
+                   "raw: %" PRIu64 " bytes of zero pages in %u run%s left out of the file (the stub zeroes them)\n",
+                   zeros, runs, runs == 1 ? "" : "s");
+  }
   if (payload.relocs.empty()) {
     std::fprintf(out, "relocations: none (physical randomization only)\n");
     return;
@@ -127,7 +140,7 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
   print_setup_header(image, file, path, out);
   // A damaged PE header (rare: the loaders above need none) ends the output after the setup header.
   print_pe_view(KPACK_TRY_RESULT(read_pe_view(file, path)), out);
-  print_payload(image, payload, path, out);
+  print_payload(image, file, payload, path, out);
   if (image.kpack) print_kpack_record(*image.kpack, kernel, out);
   print_kernel(kernel, out);
   // Where the stub would put the kernel for the usual loaders, by running its engine.

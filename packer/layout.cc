@@ -269,14 +269,25 @@ PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
   return out;
 }
 
+bool continues_piece(const KernelHeaders& k, uint32_t i) {
+  if (i == 0 || i >= k.segment_count) return false;
+  const LoadSegment &s = k.segments[i], &before = k.segments[i - 1];
+  return s.align == 4096 && s.flags == before.flags && s.paddr == before.paddr + before.memsz &&
+         s.vaddr == before.vaddr + before.memsz && before.filesz;
+}
+
+uint64_t left_out_zeros(const KernelHeaders& k, uint32_t* runs) {
+  uint64_t bytes = 0;
+  *runs = 0;
+  for (uint32_t i = 1; i < k.segment_count; ++i)
+    if (continues_piece(k, i)) bytes += k.segments[i - 1].memsz - k.segments[i - 1].filesz, ++*runs;
+  return bytes;
+}
+
 std::vector<uint8_t> join_left_out_zeros(std::vector<uint8_t> elf, uint64_t max_size) {
   KernelHeaders k;
   if (!parse_kernel_headers(elf.data(), elf.size(), elf.size(), &k).ok()) return elf;
-  auto continues = [&](uint32_t i) {
-    const LoadSegment &s = k.segments[i], &before = k.segments[i - 1];
-    return s.align == 4096 && s.flags == before.flags && s.paddr == before.paddr + before.memsz &&
-           s.vaddr == before.vaddr + before.memsz && before.filesz;
-  };
+  auto continues = [&](uint32_t i) { return continues_piece(k, i); };
   bool pieces = false;
   for (uint32_t i = 1; i < k.segment_count; ++i) pieces |= continues(i);
   if (!pieces) return elf;

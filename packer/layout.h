@@ -40,6 +40,11 @@ PayloadElf layout_compact(const KernelInput& input, InnerZeros inner_zeros = Inn
 // pieces comes back unchanged, and so does one whose joined file would pass `max_size` bytes.
 std::vector<uint8_t> join_left_out_zeros(std::vector<uint8_t> elf, uint64_t max_size);
 
+// Whether segment `i` of a raw payload's headers is a piece continuing the one before it, and
+// the zero bytes left out between pieces (`runs` gets how many places).
+bool continues_piece(const KernelHeaders& kernel, uint32_t i);
+uint64_t left_out_zeros(const KernelHeaders& kernel, uint32_t* runs);
+
 // The lowest segment at file offset `first_offset`, every other one at the same distance from it as
 // in physical memory. The highest segment's trailing zero bytes become bss (p_filesz shrinks, the
 // file ends with its last non-zero byte); the others store theirs as zeros (p_filesz = p_memsz).

@@ -452,4 +452,9 @@ TEST_CASE("kpack extract joins a raw payload's pieces again: the ELF a compresse
   Result<KernelPayload> payload = extract_kernel(*read, image, "zeros.img");
   REQUIRE(payload.ok());
   CHECK(payload->elf == stored);
+  // kpack info shows the joined segments and says what the file leaves out.
+  std::string info = test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(image, "zeros.img", out).ok()); });
+  CHECK(info.find("raw: 65536 bytes of zero pages in 1 run left out of the file (the stub zeroes them)\n") !=
+        std::string::npos);
+  CHECK(info.find("segments (2)") != std::string::npos);
 }
