@@ -30,6 +30,8 @@ find "$root" -exec touch -h -d @0 {} +
 
 # -n: do not store the name and mtime of the input file in the gzip header.
 mkdir -p "$(dirname "$out")"
-gzip -9 -n -c "$work/initramfs.cpio" > "$out.tmp"
-mv "$out.tmp" "$out"
+# A temporary name of this run's own: the boot fixtures for other kernels build the same file
+# concurrently (same bytes), and each renames only what it wrote.
+gzip -9 -n -c "$work/initramfs.cpio" > "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
 echo "make-initramfs: wrote $out ($(stat -c %s "$out") bytes)" >&2
