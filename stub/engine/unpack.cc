@@ -1,5 +1,7 @@
 #include "stub/engine/unpack.h"
 
+#include <new>
+
 #include "stub/engine/arena.h"
 #include "stub/engine/frame_decoder.h"
 #include "stub/engine/frame_table.h"
@@ -42,10 +44,56 @@ StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, Un
   return StubStatus::success();
 }
 
-// The work area, from its start: the scratch window, the caller's codec arena, one arena per
-// helper, the decoded relocation table, then what the helpers need for themselves (stacks).
+// The bss and the other bytes past p_filesz, cut into pieces the queue hands out after the
+// frames: zeroing 12 MB is a twelfth of lz4's work, too much to leave to one CPU.
+inline constexpr uint64_t kZeroPiece = 1 << 20;
+inline constexpr uint32_t kMaxZeroPieces = 256;
+
+struct ZeroPieces {
+  struct Piece {
+    uint8_t* at;
+    uint64_t size;
+  } pieces[kMaxZeroPieces];
+  uint32_t count = 0;
+};
+
+// The frames after the headers', then the zero pieces, handed out one at a time to the caller
+// and its helpers. A worker stops at its first error; the engine reports the error of the lowest
+// failing frame.
+struct FrameQueue {
+  const KernelHeaders* kernel;
+  const FrameEntry* frames;
+  const uint8_t* payload;
+  uint8_t* kernel_bytes;  // the kernel's physical range, from its lowest segment
+  uint8_t* table;         // where the relocation table goes (nullptr: not decoded)
+  uint32_t elf_frames, count;
+  Codec codec;
+  FrameDigest digest;
+  FrameDecoder* caller_decoder;
+  uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
+  uint64_t arena_size;
+  FrameWorkers* workers = nullptr;
+  ZeroPieces zero = {};  // items count .. count + zero.count - 1
+  uint32_t next = 1;
+  uint32_t failed = 0;
+  uint64_t done[(kMaxFrames + kMaxZeroPieces) / 64] =
+      {};  // items finished: frames proved at their place, pieces zeroed
+  uint64_t decoded = 0;
+  uint32_t frames_by[kMaxFrameWorkers + 1] = {};
+  uint32_t fail_index[kMaxFrameWorkers + 1] = {};
+  StubStatus status[kMaxFrameWorkers + 1] = {};
+
+  uint32_t items() const { return count + zero.count; }
+};
+
+// The work area, from its start: the scratch window, the frame queue (compressed payloads), the
+// caller's codec arena, one arena per helper, the decoded relocation table, then what the helpers
+// need for themselves (stacks).
+static_assert(sizeof(FrameQueue) <= kFrameQueueRoom);
+
 struct WorkArea {
   uint8_t* scratch = nullptr;  // kScratchSize bytes: the ELF headers
+  uint8_t* queue = nullptr;    // kFrameQueueRoom bytes (nullptr: raw)
   uint8_t* arenas = nullptr;   // 1 + helpers arenas of arena_size, the caller's first
   uint64_t arena_size = 0;
   uint8_t* table = nullptr;  // where the relocation table is decoded (nullptr: it is not)
@@ -70,6 +118,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   uint64_t codec_state = 0;
   if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
   uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
+  uint64_t queue_room = compressed ? kFrameQueueRoom : 0;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(kernel_in_place));
@@ -77,7 +126,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   uint64_t work = 0, work_size = 0, helper_bytes = 0;
   for (uint32_t helpers = helpers_asked(request);; --helpers) {
     helper_bytes = helpers ? align_up(request.workers->memory_for(helpers), 4096) : 0;
-    work_size = kScratchSize + (1 + helpers) * arena_size + table_room + helper_bytes;
+    work_size = kScratchSize + queue_room + (1 + helpers) * arena_size + table_room + helper_bytes;
     if (room.highest_fit(work_size, 4096, &work)) {
       area->helpers = helpers;
       break;
@@ -88,7 +137,8 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   uint8_t* bytes = memory.writable(work, work_size);
   if (!bytes) return fail("work area is not writable", work);
   area->scratch = bytes;
-  area->arenas = bytes + kScratchSize;
+  area->queue = queue_room ? bytes + kScratchSize : nullptr;
+  area->arenas = bytes + kScratchSize + queue_room;
   area->arena_size = arena_size;
   area->table = table_room ? area->arenas + (1 + area->helpers) * arena_size : nullptr;
   area->helper_memory = range_of(work + work_size - helper_bytes, helper_bytes);
@@ -176,19 +226,6 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   return StubStatus::success();
 }
 
-// The bss and the other bytes past p_filesz, cut into pieces the queue hands out after the
-// frames: zeroing 12 MB is a twelfth of lz4's work, too much to leave to one CPU.
-inline constexpr uint64_t kZeroPiece = 1 << 20;
-inline constexpr uint32_t kMaxZeroPieces = 256;
-
-struct ZeroPieces {
-  struct Piece {
-    uint8_t* at;
-    uint64_t size;
-  } pieces[kMaxZeroPieces];
-  uint32_t count = 0;
-};
-
 StubStatus cut_zero_pieces(const UnpackResult& r, PhysicalMemory& memory, ZeroPieces* out) {
   uint64_t total = 0;
   for (uint32_t i = 0; i < r.kernel.segment_count; ++i)
@@ -208,35 +245,6 @@ StubStatus cut_zero_pieces(const UnpackResult& r, PhysicalMemory& memory, ZeroPi
   }
   return StubStatus::success();
 }
-
-// The frames after the headers', then the zero pieces, handed out one at a time to the caller
-// and its helpers. A worker stops at its first error; the engine reports the error of the lowest
-// failing frame.
-struct FrameQueue {
-  const KernelHeaders* kernel;
-  const FrameEntry* frames;
-  const uint8_t* payload;
-  uint8_t* kernel_bytes;  // the kernel's physical range, from its lowest segment
-  uint8_t* table;         // where the relocation table goes (nullptr: not decoded)
-  uint32_t elf_frames, count;
-  Codec codec;
-  FrameDigest digest;
-  FrameDecoder* caller_decoder;
-  uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
-  uint64_t arena_size;
-  FrameWorkers* workers = nullptr;
-  ZeroPieces zero = {};  // items count .. count + zero.count - 1
-  uint32_t next = 1;
-  uint32_t failed = 0;
-  uint64_t done[(kMaxFrames + kMaxZeroPieces) / 64] =
-      {};  // items finished: frames proved at their place, pieces zeroed
-  uint64_t decoded = 0;
-  uint32_t frames_by[kMaxFrameWorkers + 1] = {};
-  uint32_t fail_index[kMaxFrameWorkers + 1] = {};
-  StubStatus status[kMaxFrameWorkers + 1] = {};
-
-  uint32_t items() const { return count + zero.count; }
-};
 
 // Where item `i` goes: a frame's place in the kernel (nullptr for bytes between segments, which
 // nobody keeps) or the relocation table's, or a zero piece.
@@ -418,19 +426,20 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   KPACK_TRY(place_compressed(request, free, memory, trace, r, &kernel_bytes));
   uint32_t elf_frames = 0;
   KPACK_TRY(count_elf_frames(request, frames, r.kernel, &elf_frames));
-  FrameQueue queue{.kernel = &r.kernel,
-                   .frames = frames,
-                   .payload = payload,
-                   .kernel_bytes = kernel_bytes,
-                   .table = work.table,
-                   .elf_frames = elf_frames,
-                   .count = request.frame_count,
-                   .codec = request.codec,
-                   .digest = request.digest,
-                   .caller_decoder = &decoder,
-                   .helper_arenas = work.arenas + work.arena_size,
-                   .arena_size = work.arena_size,
-                   .workers = request.workers};
+  // In the work area, not on the stack (kFrameQueueRoom).
+  FrameQueue& queue = *new (work.queue) FrameQueue{.kernel = &r.kernel,
+                                                   .frames = frames,
+                                                   .payload = payload,
+                                                   .kernel_bytes = kernel_bytes,
+                                                   .table = work.table,
+                                                   .elf_frames = elf_frames,
+                                                   .count = request.frame_count,
+                                                   .codec = request.codec,
+                                                   .digest = request.digest,
+                                                   .caller_decoder = &decoder,
+                                                   .helper_arenas = work.arenas + work.arena_size,
+                                                   .arena_size = work.arena_size,
+                                                   .workers = request.workers};
   // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
   KPACK_TRY(cut_zero_pieces(r, memory, &queue.zero));
   run_queue(queue, work, r);

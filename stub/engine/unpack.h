@@ -20,6 +20,9 @@ namespace kpack {
 inline constexpr uint64_t kScratchSize = 64 * 1024;  // ELF headers and the bytes between segments
 // Codec state (zstd's context is ~94 KiB), plus what codec_state_size says (xz's dictionary).
 inline constexpr uint64_t kArenaSize = 448 * 1024;
+// A compressed payload's frame queue (13 KB, mostly its done-bitmap for kMaxFrames), kept in the
+// work area: on the legacy entries' 32 KiB boot stack it left 1.6 KB to spare.
+inline constexpr uint64_t kFrameQueueRoom = 16 * 1024;
 inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;  // plus xz's state and the relocation table
 
 // What randomization the run should do, and the random numbers it draws with.

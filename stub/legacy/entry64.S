@@ -67,7 +67,7 @@ startup_64:
 
 	.section .bss.stack, "aw", @nobits
 	.balign 16
-	.globl boot_stack_top
+	.globl boot_stack, boot_stack_top
 boot_stack:
 	.fill	32 * 1024, 1, 0
 boot_stack_top:

@@ -128,6 +128,17 @@ void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
   if (!params->acpi_rsdp_addr) params->acpi_rsdp_addr = find_efi_rsdp(params->efi_info, memory);
 }
 
+// kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
+// it), so the bytes still zero at its bottom were never used; tests/smp/smp-boot.sh fails a stub
+// that comes near the end, which would run into the data below it (the SMP helpers' state first).
+void print_stack_use(const BootEnvironment& env) {
+  if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
+  const uint8_t* unused = boot_stack;
+  while (unused < boot_stack_top && *unused == 0) ++unused;
+  serial::print("kpack: stack bytes=%lu of %lu\n", static_cast<uint64_t>(boot_stack_top - unused),
+                static_cast<uint64_t>(boot_stack_top - boot_stack));
+}
+
 // kpack.debug: which map free memory came from, so a test can tell the EFI one was used.
 void print_ram_source(const BootEnvironment& env) {
   if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
@@ -192,6 +203,7 @@ extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_ba
   status = unpack_for_boot(params, image_base, *record, memory, options, &result);
   if (!status.ok()) halt_with(status);
   helpers.print(result, *record);
+  print_stack_use(env);
   // Both keep off the loaded image: the paging switch's low pages and the record's page.
   Range image = range_of(reinterpret_cast<uint64_t>(image_base), record->image_size);
   hand_over_paging_mode(*params, env, image, *record);

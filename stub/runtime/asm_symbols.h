@@ -28,6 +28,10 @@ extern uint8_t startup_32[] KPACK_ASM_SYMBOL;
 // ends in a reason instead of a reset.
 void install_exception_handlers() KPACK_ASM_SYMBOL;
 
+// entry64.S: the boot CPU's stack on the boot-protocol entries, zeros in the image file.
+extern uint8_t boot_stack[] KPACK_ASM_SYMBOL;
+extern uint8_t boot_stack_top[] KPACK_ASM_SYMBOL;
+
 // Before relocation (early_record.cc): the checked record, or an error line and a halt.
 const kpack::StubRecord* checked_stub_record(uint8_t* image_base) KPACK_ASM_SYMBOL;
 

@@ -40,6 +40,12 @@ KPACK_LOADER_TAG=$tag KPACK_APPEND="kpack.cpuonline $words" \
 fail() { echo "smp-boot: FAIL: $*; see $log" >&2; exit 1; }
 
 line=$(grep -a -m1 'kpack: cpus: [0-9]* found' "$log" | tr -d '\r') || fail "no 'kpack: cpus:' line"
+# The boot CPU's stack (32 KiB in the image): a stub that comes within a quarter of its end is one
+# inlining change away from overwriting the helpers' state below it (no AP then starts).
+stack=$(grep -a -m1 -o 'kpack: stack bytes=[0-9]* of [0-9]*' "$log") || fail "no 'kpack: stack' line"
+read -r used size < <(echo "$stack" | sed 's/.*bytes=\([0-9]*\) of \([0-9]*\)/\1 \2/')
+echo "smp-boot: $stack"
+(( used * 4 <= size * 3 )) || fail "the boot stack went $used bytes deep of $size, more than three quarters"
 echo "smp-boot: $line"
 grep -a 'kpack: cpus: one CPU' "$log" || true
 read -r found got ran returned late < <(echo "$line" |
