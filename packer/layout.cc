@@ -166,13 +166,14 @@ std::vector<Range> relocation_targets(const KernelInput& input) {
 
 // The longest runs of at least kMinLeftOutZeros whole zero pages (physical pages) inside the
 // segments' kept bytes, as many as the stub's segment limit allows, in file order.
-std::vector<ZeroRun> zero_runs_to_leave_out(const KernelInput& input) {
+// `kept_bytes`: each segment's bytes without its trailing zeros.
+std::vector<ZeroRun> zero_runs_to_leave_out(const KernelInput& input, const std::vector<uint64_t>& kept_bytes) {
   const KernelHeaders& k = input.kernel;
   std::vector<Range> targets = relocation_targets(input);
   std::vector<ZeroRun> runs;
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
-    uint64_t kept = without_trailing_zeros(input, s);
+    uint64_t kept = kept_bytes[i];
     const uint8_t* bytes = input.elf.data() + s.offset;
     uint64_t page = align_up(s.paddr, 4096) - s.paddr;  // the first whole physical page
     uint64_t start = 0;
@@ -202,14 +203,16 @@ std::vector<ZeroRun> zero_runs_to_leave_out(const KernelInput& input) {
 
 PayloadElf layout_compact(const KernelInput& input, InnerZeros inner_zeros) {
   const KernelHeaders& k = input.kernel;
+  std::vector<uint64_t> kept_bytes;
+  for (uint32_t i = 0; i < k.segment_count; ++i) kept_bytes.push_back(without_trailing_zeros(input, k.segments[i]));
   std::vector<ZeroRun> left_out;
-  if (inner_zeros == InnerZeros::kLeftOut) left_out = zero_runs_to_leave_out(input);
+  if (inner_zeros == InnerZeros::kLeftOut) left_out = zero_runs_to_leave_out(input, kept_bytes);
   std::vector<Placement> placements;
   std::vector<uint64_t> code;  // per placement
   uint64_t at = headers_size(input);
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
-    uint64_t kept = without_trailing_zeros(input, s);
+    uint64_t kept = kept_bytes[i];
     Placement m{s.paddr, s.offset, s.filesz, {}};
     uint64_t skip = 0;
     auto add_piece = [&](uint64_t file_end, uint64_t memory_end) {
@@ -287,17 +290,16 @@ uint64_t left_out_zeros(const KernelHeaders& k, uint32_t* runs) {
 std::vector<uint8_t> join_left_out_zeros(std::vector<uint8_t> elf, uint64_t max_size) {
   KernelHeaders k;
   if (!parse_kernel_headers(elf.data(), elf.size(), elf.size(), &k).ok()) return elf;
-  auto continues = [&](uint32_t i) { return continues_piece(k, i); };
-  bool pieces = false;
-  for (uint32_t i = 1; i < k.segment_count; ++i) pieces |= continues(i);
-  if (!pieces) return elf;
+  uint32_t runs = 0;
+  left_out_zeros(k, &runs);
+  if (!runs) return elf;
   // One placement per joined segment: its first piece's header, grown over the others.
   const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(elf.data());
   const auto* phdrs = reinterpret_cast<const elf::Phdr*>(elf.data() + ehdr.phoff);
   std::vector<elf::Phdr> out_phdrs;
   std::vector<std::pair<uint32_t, uint32_t>> groups;  // [first, last] segment indices
   for (uint32_t i = 0; i < k.segment_count; ++i) {
-    if (i > 0 && continues(i))
+    if (continues_piece(k, i))
       groups.back().second = i;
     else
       groups.push_back({i, i});
