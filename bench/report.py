@@ -339,7 +339,8 @@ def host(r):
                           f"{c[8]}x"))
     r.add("### Where the digest runs", "")
     r.say("The third table of the same runs: each frame decoded alone by the library, then with its XXH3 taken "
-          "right before the decode (the engine's order: a corrupt frame writes nothing) and right after it; the "
+          "right before the decode and right after it (the engine's order: the decoder has just pulled the frame "
+          "into cache); the "
           "last two columns are what the digest adds in each place.")
     r.add(*table(["kernel", "codec", "alone ms", "digest before ms", "digest after ms", "+before ms", "+after ms"],
                  placement))

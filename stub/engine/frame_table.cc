@@ -41,11 +41,15 @@ StubStatus frame_target(const KernelHeaders& kernel, const FrameEntry& f, uint64
 StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const FrameEntry& f, uint32_t index,
                         FrameDigest digest, uint8_t* dst) {
   const uint8_t* src = payload + f.payload_offset;
-  // Hashed first, the frame is then in cache for the decoder.
+  // Decoded first, then hashed while the decoder has just pulled the frame into cache: hashing first
+  // read it from memory for the hash alone (0.1 ms of lz4's 8 ms on the host, kpack_host_bench).
+  // A damaged frame's decode writes only inside its own place [dst, dst + f.size), which nothing
+  // uses before every frame is proved, and its digest is reported before the decoder's complaint.
+  uint64_t consumed = 0, produced = 0;
+  StubStatus decoded = decoder.decode(src, f.payload_size, dst, f.size, true, &consumed, &produced);
   if (digest == FrameDigest::kXxh3 && !decoder.xxh3_matches(src, f.payload_size, f.digest))
     return fail("payload frame digest mismatch (corrupt payload)", index);
-  uint64_t consumed = 0, produced = 0;
-  KPACK_TRY(decoder.decode(src, f.payload_size, dst, f.size, true, &consumed, &produced));
+  KPACK_TRY(decoded);
   if (consumed != f.payload_size) return fail("payload frame is shorter than the frame table says", index, consumed);
   return StubStatus::success();
 }

@@ -6,9 +6,9 @@
 // which the legacy entries set on every CPU they run on, the firmware under the EFI entries, and a
 // host OS for its programs); both builds give the same digest.
 //
-// No AVX-512 build: on an AMD EPYC (Zen 5) it hashed a frame in L2 1.4x faster than AVX2 but the
-// frames as the engine meets them, fresh from memory, 1.7x slower (13 MB of lz4 frames in 400 KB
-// pieces: 0.86 ms against 0.50), and the engine hashes each frame before anything reads it.
+// No AVX-512 build: on an AMD EPYC (Zen 5) it hashed a frame in L2 1.4x faster than AVX2 but
+// frames fresh from memory 1.7x slower (13 MB of lz4 frames in 400 KB pieces: 0.86 ms against
+// 0.50); QEMU's TCG has no AVX-512 to boot-test it on, and the stub would have to enable its state.
 #pragma once
 
 #include <stddef.h>
@@ -16,6 +16,9 @@
 
 namespace kpack {
 
+// Asks the CPU which build to run on every call: CPUID traps to the hypervisor in a VM (about 8 us
+// on the benchmark machine, more than hashing a 300 KB frame), so hot callers keep the function
+// xxh3_for_this_cpu returns.
 uint64_t xxh3_64(const void* data, size_t size);
 
 // What decides the build: the CPU's answers to CPUID and the state its running code enabled.
