@@ -160,6 +160,7 @@ static_assert(sizeof(SetupData) == 16);
 
 // setup_data types the stub looks into.
 inline constexpr uint32_t kSetupE820Ext = 1;          // e820 entries beyond the zero page's 128
+inline constexpr uint32_t kSetupPci = 3;              // a PCI device's option ROM (PciSetupRom)
 inline constexpr uint32_t kSetupRngSeed = 9;          // random bytes from the loader (QEMU -kernel)
 inline constexpr uint32_t kSetupIndirect = 1u << 31;  // the node points at the real data elsewhere
 
@@ -171,6 +172,24 @@ struct SetupIndirect {
   ul64 addr;
 };
 static_assert(sizeof(SetupIndirect) == 24);
+
+// A SETUP_PCI node (arch/x86/include/asm/pci.h, struct pci_setup_rom; 64-bit longs): the copy of
+// one device's option ROM, its bytes right after this header; len counts from vendor on.
+struct PciSetupRom {
+  SetupData header;
+  ul16 vendor;
+  ul16 device_id;
+  uint8_t pad[4];
+  ul64 rom_length;  // pcilen
+  ul64 segment;
+  ul64 bus;
+  ul64 device;
+  ul64 function;
+};
+static_assert(offsetof(PciSetupRom, vendor) == 16 && offsetof(PciSetupRom, device_id) == 18);
+static_assert(offsetof(PciSetupRom, rom_length) == 24 && offsetof(PciSetupRom, segment) == 32);
+static_assert(offsetof(PciSetupRom, bus) == 40 && offsetof(PciSetupRom, device) == 48);
+static_assert(offsetof(PciSetupRom, function) == 56 && sizeof(PciSetupRom) == 64);
 
 // screen_info (include/uapi/linux/screen_info.h): what the 16-bit setup learnt of the display.
 struct ScreenInfo {

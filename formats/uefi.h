@@ -101,6 +101,9 @@ static_assert(offsetof(LinuxUnacceptedMemory, size) == 16 && offsetof(LinuxUnacc
 static_assert(sizeof(LinuxUnacceptedMemory) == 24);
 inline constexpr uint32_t kUnacceptedMemoryTableVersion = 1;
 inline constexpr uint32_t kUnacceptedUnitSize = 2u << 20;  // x86's EFI_UNACCEPTED_UNIT_SIZE (PMD_SIZE)
+// EFI_PCI_IO_PROTOCOL (UEFI 2.10, 14.4; EDK2 MdePkg/Include/Protocol/PciIo.h): one per PCI function,
+// which also carries the copy of the function's option ROM the firmware read at enumeration.
+inline constexpr Guid kPciIoProtocol = {0x4CF5B200, 0x68B8, 0x4CA5, {0x9E, 0xEC, 0xB2, 0x3E, 0x3F, 0x50, 0x02, 0x9A}};
 
 struct TableHeader {
   uint64_t signature;
@@ -113,6 +116,7 @@ struct SimpleTextOutput {
 };
 
 enum AllocateType : uint32_t { kAllocateAnyPages = 0, kAllocateMaxAddress = 1, kAllocateAddress = 2 };
+enum LocateSearchType : uint32_t { kLocateAllHandles = 0, kLocateByRegisterNotify = 1, kLocateByProtocol = 2 };
 
 struct BootServices {
   TableHeader header;
@@ -136,7 +140,8 @@ struct BootServices {
   Status(KPACK_EFIAPI* handle_protocol)(Handle handle, const Guid* protocol, void** interface);
   void* reserved;
   void* register_protocol_notify;
-  void* locate_handle;
+  Status(KPACK_EFIAPI* locate_handle)(LocateSearchType search, const Guid* protocol, void* key, uint64_t* buffer_size,
+                                      Handle* buffer);
   Status(KPACK_EFIAPI* locate_device_path)(const Guid* protocol, void** device_path, Handle* device);
   Status(KPACK_EFIAPI* install_configuration_table)(const Guid* guid, void* table);
   void* load_image;
@@ -158,6 +163,7 @@ struct BootServices {
 };
 static_assert(offsetof(BootServices, allocate_pages) == 0x28);
 static_assert(offsetof(BootServices, handle_protocol) == 0x98);
+static_assert(offsetof(BootServices, locate_handle) == 0xB0);
 static_assert(offsetof(BootServices, install_configuration_table) == 0xC0);
 static_assert(offsetof(BootServices, exit_boot_services) == 0xE8);
 static_assert(offsetof(BootServices, locate_protocol) == 0x140);
@@ -265,6 +271,40 @@ struct MemoryAttribute {
                                                 uint64_t attributes);
 };
 static_assert(offsetof(MemoryAttribute, clear_memory_attributes) == 16);
+
+// The PCI I/O protocol up to its ROM fields; the access pairs are {Read, Write}.
+enum PciIoWidth : uint32_t { kPciIoWidthUint8 = 0, kPciIoWidthUint16 = 1, kPciIoWidthUint32 = 2 };
+struct PciIo {
+  void* poll_mem;
+  void* poll_io;
+  void* mem[2];
+  void* io[2];
+  Status(KPACK_EFIAPI* pci_read)(PciIo* self, PciIoWidth width, uint32_t offset, uint64_t count, void* buffer);
+  void* pci_write;
+  void* copy_mem;
+  void* map;
+  void* unmap;
+  void* allocate_buffer;
+  void* free_buffer;
+  void* flush;
+  Status(KPACK_EFIAPI* get_location)(PciIo* self, uint64_t* segment, uint64_t* bus, uint64_t* device,
+                                     uint64_t* function);
+  void* attributes;
+  void* get_bar_attributes;
+  void* set_bar_attributes;
+  uint64_t rom_size;
+  void* rom_image;
+};
+static_assert(offsetof(PciIo, mem) == 0x10 && offsetof(PciIo, io) == 0x20 && offsetof(PciIo, pci_read) == 0x30);
+static_assert(offsetof(PciIo, pci_write) == 0x38 && offsetof(PciIo, copy_mem) == 0x40 && offsetof(PciIo, map) == 0x48);
+static_assert(offsetof(PciIo, unmap) == 0x50 && offsetof(PciIo, allocate_buffer) == 0x58);
+static_assert(offsetof(PciIo, free_buffer) == 0x60 && offsetof(PciIo, flush) == 0x68);
+static_assert(offsetof(PciIo, get_location) == 0x70 && offsetof(PciIo, attributes) == 0x78);
+static_assert(offsetof(PciIo, get_bar_attributes) == 0x80 && offsetof(PciIo, set_bar_attributes) == 0x88);
+static_assert(offsetof(PciIo, rom_size) == 0x90 && offsetof(PciIo, rom_image) == 0x98 && sizeof(PciIo) == 0xA0);
+// Configuration space offsets the ROM's owner is named by (PCI Local Bus 3.0, 6.2.1).
+inline constexpr uint32_t kPciVendorIdOffset = 0x00;
+inline constexpr uint32_t kPciDeviceIdOffset = 0x02;
 
 struct MemoryAcceptance {
   Status(KPACK_EFIAPI* allow_unaccepted_memory)(MemoryAcceptance* self);
