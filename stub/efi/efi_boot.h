@@ -97,6 +97,10 @@ void install_random_seed(const Firmware& fw);
 // the firmware has EFI_MEMORY_ATTRIBUTE_PROTOCOL (NX_COMPAT firmware maps free pages no-execute).
 Status protect_kernel_text(const Firmware& fw, const UnpackResult& result);
 
+// efi_pci_roms.cc: a SETUP_PCI node for every PCI device whose option ROM the firmware holds,
+// appended to the setup_data chain in handle order, as the Linux EFI stub does (setup_efi_pci).
+void store_pci_roms(const Firmware& fw, boot::BootParams* params);
+
 // efi_video.cc: the GOP framebuffer into screen_info (nothing when there is no GOP).
 void store_framebuffer(const Firmware& fw, boot::ScreenInfo* screen);
 

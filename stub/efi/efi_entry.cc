@@ -289,6 +289,7 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, vm, params, &run, &result);
   if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);
   if (failed(status)) return status;
+  store_pci_roms(fw, params);
   bool accepts_memory = record->flags & kStubKernelAcceptsMemory;
   return exit_boot_services_into_kernel(fw, params, result.entry, accepts_memory, paging,
                                         leave_run_record(fw, run, params));
