@@ -14,6 +14,9 @@
 # path or for PATH (each line with its reason); the whole diff is printed either way. IMAGE
 # `stock` compares stock with itself: the plumbing, which must find no difference but the ones
 # the firmware varies from boot to boot (the same allowlist applies).
+# Then the setup_data chains: the types each kernel lists (KPACK_SETUP_DATA), kpack's run record
+# (0x6b70616b) aside, must be stock's in order. Under the EFI stubs (kernel, systemd-boot) stock's
+# must hold a SETUP_PCI node (0x3): QEMU's default VGA has an option ROM, which both stubs copy.
 # Exit: 0 pass, 1 a boot failed or a field outside the allowlist differs, 77 skip (tool missing).
 set -euo pipefail
 
@@ -45,4 +48,22 @@ log_b=$(boot "$kind" B)
 source "$here/../support/parity_verdict.sh"
 status=0
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/parity-allow.txt" "$path" "$kind" || status=$?
+
+# setup_data_types LOG: the chain's types the kernel listed, kpack's run record left out.
+setup_data_types() {
+    local types
+    types=$(sed -n 's/^KPACK_SETUP_DATA types=\([^[:space:]]*\).*/\1/p' "$1" | tail -n 1)
+    [[ -n $types ]] || { echo "parity: FAIL: no KPACK_SETUP_DATA line in $1" >&2; return 1; }
+    tr ',' '\n' <<<"$types" | grep -vx -e 0x6b70616b -e none | paste -sd, || true
+}
+types_a=$(setup_data_types "$log_a") && types_b=$(setup_data_types "$log_b") || exit 1
+if [[ $path != grub-efi && ,$types_a, != *,0x3,* ]]; then
+    echo "parity: FAIL: $path: stock's setup_data has no SETUP_PCI node (types: ${types_a:-none}); the test needs a device with an option ROM" >&2
+    status=1
+elif [[ $types_a != "$types_b" ]]; then
+    echo "parity: FAIL: $path: setup_data types differ: stock ${types_a:-none}, $kind ${types_b:-none} (run record aside)" >&2
+    status=1
+else
+    echo "parity: PASS: $path: setup_data types ${types_a:-none} in both (run record aside)"
+fi
 exit $status
