@@ -140,8 +140,7 @@ struct BootServices {
   Status(KPACK_EFIAPI* handle_protocol)(Handle handle, const Guid* protocol, void** interface);
   void* reserved;
   void* register_protocol_notify;
-  Status(KPACK_EFIAPI* locate_handle)(LocateSearchType search, const Guid* protocol, void* key, uint64_t* buffer_size,
-                                      Handle* buffer);
+  void* locate_handle;
   Status(KPACK_EFIAPI* locate_device_path)(const Guid* protocol, void** device_path, Handle* device);
   Status(KPACK_EFIAPI* install_configuration_table)(const Guid* guid, void* table);
   void* load_image;
@@ -158,12 +157,15 @@ struct BootServices {
   void* close_protocol;
   void* open_protocol_information;
   void* protocols_per_handle;
-  void* locate_handle_buffer;
+  // Allocates the handle array from pool itself (the caller frees it).
+  Status(KPACK_EFIAPI* locate_handle_buffer)(LocateSearchType search, const Guid* protocol, void* key, uint64_t* count,
+                                             Handle** buffer);
   Status(KPACK_EFIAPI* locate_protocol)(const Guid* protocol, void* registration, void** interface);
 };
 static_assert(offsetof(BootServices, allocate_pages) == 0x28);
 static_assert(offsetof(BootServices, handle_protocol) == 0x98);
 static_assert(offsetof(BootServices, locate_handle) == 0xB0);
+static_assert(offsetof(BootServices, locate_handle_buffer) == 0x138);
 static_assert(offsetof(BootServices, install_configuration_table) == 0xC0);
 static_assert(offsetof(BootServices, exit_boot_services) == 0xE8);
 static_assert(offsetof(BootServices, locate_protocol) == 0x140);

@@ -11,25 +11,6 @@ namespace {
 // RomSize belongs shows a larger size, so such a "ROM" is not copied.
 constexpr uint64_t kMaxRomSize = 16ull << 20;
 
-// Every handle with the PCI I/O protocol, in the firmware's order, in a pool of loader data.
-Handle* pci_handles(const Firmware& fw, uint64_t* count) {
-  uint64_t size = 0;
-  Handle* handles = nullptr;
-  Status status = fw.boot->locate_handle(kLocateByProtocol, &kPciIoProtocol, nullptr, &size, nullptr);
-  if (status == kBufferTooSmall) {
-    void* buffer = nullptr;
-    if (failed(fw.boot->allocate_pool(kLoaderData, size, &buffer))) {
-      print(fw, "kpack: no memory for the PCI handles\n");
-      return nullptr;
-    }
-    handles = static_cast<Handle*>(buffer);
-    status = fw.boot->locate_handle(kLocateByProtocol, &kPciIoProtocol, nullptr, &size, handles);
-  }
-  if (failed(status) && handles) fw.boot->free_pool(handles);
-  *count = failed(status) ? 0 : size / sizeof(Handle);
-  return failed(status) ? nullptr : handles;
-}
-
 // Whose ROM it is: vendor and device IDs, and where the device sits.
 Status identify(PciIo* pci, boot::PciSetupRom* rom) {
   uint16_t vendor = 0, device_id = 0;
@@ -48,10 +29,7 @@ boot::PciSetupRom* copy_rom(const Firmware& fw, PciIo* pci) {
   if (!pci->rom_image || !pci->rom_size || pci->rom_size > kMaxRomSize) return nullptr;
   uint64_t size = sizeof(boot::PciSetupRom) + pci->rom_size;
   void* node = nullptr;
-  if (failed(fw.boot->allocate_pool(kLoaderData, size, &node))) {
-    print(fw, "kpack: no memory for a PCI option ROM\n");
-    return nullptr;
-  }
+  if (failed(fw.boot->allocate_pool(kLoaderData, size, &node))) return nullptr;
   auto* rom = static_cast<boot::PciSetupRom*>(node);
   *rom = boot::PciSetupRom{};
   rom->header.type = boot::kSetupPci;
@@ -68,9 +46,11 @@ boot::PciSetupRom* copy_rom(const Firmware& fw, PciIo* pci) {
 }  // namespace
 
 void store_pci_roms(const Firmware& fw, boot::BootParams* params) {
+  // Every handle with the PCI I/O protocol, in the firmware's order; a device whose ROM cannot be
+  // read or copied (no memory) is left out, as stock's stub leaves it.
   uint64_t count = 0;
-  Handle* handles = pci_handles(fw, &count);
-  if (!handles) return;
+  Handle* handles = nullptr;
+  if (failed(fw.boot->locate_handle_buffer(kLocateByProtocol, &kPciIoProtocol, nullptr, &count, &handles))) return;
   // Appended after what is chained already, in the firmware's handle order.
   ul64* link = &params->hdr.setup_data;
   while (*link) link = &reinterpret_cast<boot::SetupData*>(uint64_t{*link})->next;

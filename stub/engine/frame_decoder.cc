@@ -1,6 +1,7 @@
 #include "stub/engine/frame_decoder.h"
 
 #include "stub/engine/codec_config.h"
+#include "stub/engine/stub_codec.h"
 #include "formats/frame_format.h"
 #include "formats/le.h"
 #include "stub/engine/xxh3.h"
@@ -20,15 +21,8 @@ void xz_free(void*, void*) {}
 
 using namespace frame;
 
-// Each stub is built with one codec's decoder (stub/CMakeLists.txt: KPACK_STUB_CODEC); the code of
-// the others is then never reached, and the link drops it. The host engine has every decoder.
-constexpr bool has_decoder(Codec codec) {
-#ifdef KPACK_STUB_CODEC
-  return codec == Codec::KPACK_STUB_CODEC;
-#else
-  return codec != Codec::kRaw && static_cast<uint32_t>(codec) < kCodecCount;
-#endif
-}
+// A stub has its own codec's decoder only (stub_codec.h); the host engine has every decoder.
+constexpr bool has_decoder(Codec codec) { return codec != Codec::kRaw && engine_meets(codec); }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include "stub/engine/frame_decoder.h"
 #include "stub/engine/frame_table.h"
 #include "stub/engine/relocation_table.h"
+#include "stub/engine/stub_codec.h"
 
 namespace kpack {
 namespace {
@@ -478,7 +479,9 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   if (!payload || request.payload_size == 0) return fail("payload is not in memory", request.payload_addr);
   if (!request.image.contains(range_of(request.payload_addr, request.payload_size)))
     return fail("payload lies outside the image", request.payload_addr);
-  bool raw = request.codec == Codec::kRaw;
+  // A stub meets its own codec only: the other path is compiled out of it (stub_codec.h).
+  if (!engine_meets(request.codec)) return fail("unknown payload codec", static_cast<uint32_t>(request.codec));
+  bool raw = engine_meets(Codec::kRaw) && request.codec == Codec::kRaw;
   bool virtual_base = request.kaslr.virtual_base && request.relocations_size;
   // A raw kernel's headers first: the work area keeps off the place it runs without a move.
   if (raw) KPACK_TRY(read_raw_headers(request, payload, trace, r));
