@@ -154,9 +154,7 @@ std::vector<Range> relocation_targets(const KernelInput& input) {
   Result<RelocationLists> lists = split_relocation_lists(input.relocs, "relocs");
   if (!lists.ok()) return targets;
   auto add = [&](const std::vector<uint32_t>& entries, uint64_t width) {
-    for (uint32_t entry : entries)
-      targets.push_back(
-          range_of(static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry))) - kStartKernelMap, width));
+    for (uint32_t entry : entries) targets.push_back(range_of(physical_target(entry), width));
   };
   add(lists->relocs64, 8);
   add(lists->inverse32, 4);

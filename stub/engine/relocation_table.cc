@@ -5,14 +5,6 @@
 namespace kpack {
 namespace {
 
-// The link-time physical address an entry names: sign-extended to the kernel's virtual address,
-// then taken back to physical through __START_KERNEL_map (per-CPU places included: relocs
-// writes them at their load address).
-uint64_t physical_target(uint32_t entry) {
-  uint64_t virtual_address = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry)));
-  return virtual_address - kStartKernelMap;
-}
-
 // The file-backed parts of the segments, in link-time physical order: relocation targets must lie
 // inside one of them.
 struct FileBacked {

@@ -20,6 +20,13 @@ inline constexpr uint64_t kStartKernelMap = 0xffffffff80000000ull;
 // How far the kernel's image may reach above __START_KERNEL_map with KASLR (KERNEL_IMAGE_SIZE).
 inline constexpr uint64_t kKernelImageSize = 1ull << 30;
 
+// The link-time physical address an entry names: sign-extended to the kernel's virtual address,
+// then taken back to physical through __START_KERNEL_map (per-CPU places included: relocs
+// writes them at their load address).
+constexpr uint64_t physical_target(uint32_t entry) {
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry))) - kStartKernelMap;
+}
+
 enum class RelocationFormat : uint8_t { kWithInverse32, kWithoutInverse32 };
 
 struct RelocationTable {

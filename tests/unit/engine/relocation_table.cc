@@ -48,6 +48,12 @@ struct Placed {
 
 }  // namespace
 
+TEST_CASE("physical_target: an entry's link-time physical address, for the packer and the stub alike") {
+  CHECK(physical_target(0x81000000u) == 0x1000000);    // the start of .text at 16 MiB
+  CHECK(physical_target(0x8304e7f8u) == 0x304e7f8);    // inside .init.data
+  CHECK(physical_target(0x7fffffffu) == 0xffffffffu);  // a positive word lies outside the kernel map
+}
+
 TEST_CASE("relocation table: the format follows from the number of 0 words") {
   RelocationTable t;
   std::vector<uint8_t> old_format = table_of({0, 10, 11, 12, 0, 20, 0, 30, 31});
