@@ -24,21 +24,19 @@ Status identify(PciIo* pci, boot::PciSetupRom* rom) {
 }
 
 // One device's ROM in a SETUP_PCI node of loader data (it outlives ExitBootServices), or null when
-// the device has none or it cannot be copied.
+// the device has none or it cannot be copied. The device is identified before anything is allocated.
 boot::PciSetupRom* copy_rom(const Firmware& fw, PciIo* pci) {
   if (!pci->rom_image || !pci->rom_size || pci->rom_size > kMaxRomSize) return nullptr;
+  boot::PciSetupRom identified{};
+  if (failed(identify(pci, &identified))) return nullptr;
   uint64_t size = sizeof(boot::PciSetupRom) + pci->rom_size;
   void* node = nullptr;
   if (failed(fw.boot->allocate_pool(kLoaderData, size, &node))) return nullptr;
   auto* rom = static_cast<boot::PciSetupRom*>(node);
-  *rom = boot::PciSetupRom{};
+  *rom = identified;
   rom->header.type = boot::kSetupPci;
   rom->header.len = static_cast<uint32_t>(size - sizeof(boot::SetupData));
   rom->rom_length = pci->rom_size;
-  if (failed(identify(pci, rom))) {
-    fw.boot->free_pool(node);
-    return nullptr;
-  }
   __builtin_memcpy(rom + 1, pci->rom_image, pci->rom_size);
   return rom;
 }

@@ -28,6 +28,7 @@
  *                       (raw_data and mbr_signature as they are, raw_data in hex)
  * Always, for the run record's tests (tests/boot/stats.sh, tests/loaders, tests/efi):
  *   KPACK_SETUP_DATA types=<the type of each /sys/kernel/boot_params/setup_data/N, in order, comma-separated>
+ *   KPACK_SETUP_DATA sums=<TYPE:LENGTH:FNV-1a of each node's data, in the same order>
  *   kpack.setupdata   and every node's bytes, between KPACK_SETUP_DATA_BEGIN and KPACK_SETUP_DATA_END:
  *                       KPACK_SETUP_DATA_NODE N type=<type file> data=<data file in hex>
  * For the 5-level paging tests (tests/loaders, tests/efi):
@@ -247,6 +248,25 @@ static int by_number(const struct dirent **a, const struct dirent **b)
     return atoi((*a)->d_name) - atoi((*b)->d_name);
 }
 
+/* FNV-1a over a whole file (a SETUP_PCI node holds an option ROM of tens of KB); -1: unreadable. */
+static long long file_fnv1a(const char *path, uint64_t *hash)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    unsigned char buf[4096];
+    long long total = 0;
+    ssize_t n;
+    *hash = 0xcbf29ce484222325ull;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            *hash = (*hash ^ buf[i]) * 0x100000001b3ull;
+        total += n;
+    }
+    close(fd);
+    return n < 0 ? -1 : total;
+}
+
 static void emit_setup_data(int with_data)
 {
     static const char dir[] = "/sys/kernel/boot_params/setup_data";
@@ -264,6 +284,23 @@ static void emit_setup_data(int with_data)
             used = sizeof types - 1;
     }
     emit("KPACK_SETUP_DATA types=%s\n", count > 0 ? types : "none");
+    /* Each node's data length and FNV-1a, on a line short enough that no kernel message cuts it. */
+    char sums[1024] = "";
+    used = 0;
+    for (int i = 0; i < count; i++) {
+        char path[300], type[64];
+        uint64_t hash = 0;
+        snprintf(path, sizeof path, "%s/%s/type", dir, names[i]->d_name);
+        find_line(path, "", type, sizeof type);
+        type[strcspn(type, "\n")] = 0;
+        snprintf(path, sizeof path, "%s/%s/data", dir, names[i]->d_name);
+        long long length = file_fnv1a(path, &hash);
+        used += snprintf(sums + used, sizeof sums - used, "%s%s:%lld:%016llx", i ? "," : "", type, length,
+                         (unsigned long long)hash);
+        if (used >= sizeof sums)
+            used = sizeof sums - 1;
+    }
+    emit("KPACK_SETUP_DATA sums=%s\n", count > 0 ? sums : "none");
     if (with_data) {
         emit("KPACK_SETUP_DATA_BEGIN\n");
         for (int i = 0; i < count; i++) {

@@ -17,6 +17,7 @@
 # Then the setup_data chains: the types each kernel lists (KPACK_SETUP_DATA), kpack's run record
 # (0x6b70616b) aside, must be stock's in order. Under the EFI stubs (kernel, systemd-boot) stock's
 # must hold a SETUP_PCI node (0x3): QEMU's default VGA has an option ROM, which both stubs copy.
+# Those nodes' bytes (IDs, location and ROM; init's length and FNV-1a of each) must be stock's too.
 # Exit: 0 pass, 1 a boot failed or a field outside the allowlist differs, 77 skip (tool missing).
 set -euo pipefail
 
@@ -65,5 +66,20 @@ elif [[ $types_a != "$types_b" ]]; then
     status=1
 else
     echo "parity: PASS: $path: setup_data types ${types_a:-none} in both (run record aside)"
+fi
+
+# pci_rom_sums LOG: each SETUP_PCI node's data (IDs, location, the ROM) as LENGTH:FNV-1a, in order.
+pci_rom_sums() {
+    local sums
+    sums=$(sed -n 's/^KPACK_SETUP_DATA sums=\([^[:space:]]*\).*/\1/p' "$1" | tail -n 1)
+    [[ -n $sums ]] || { echo "parity: FAIL: no KPACK_SETUP_DATA sums line in $1" >&2; return 1; }
+    tr ',' '\n' <<<"$sums" | sed -n 's/^0x3://p' | paste -sd, || true
+}
+roms_a=$(pci_rom_sums "$log_a") && roms_b=$(pci_rom_sums "$log_b") || exit 1
+if [[ $roms_a != "$roms_b" ]]; then
+    echo "parity: FAIL: $path: SETUP_PCI nodes differ (length:FNV-1a): stock ${roms_a:-none}, $kind ${roms_b:-none}" >&2
+    status=1
+else
+    echo "parity: PASS: $path: SETUP_PCI nodes byte for byte (length:FNV-1a) ${roms_a:-none} in both"
 fi
 exit $status
