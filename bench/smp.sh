@@ -12,8 +12,8 @@
 # 170 M to 234 M. Those faults also split over the two vCPU threads, which flattered the ratio (OVMF
 # lz4, 5 rounds: 0.65 with them, 0.74 without). The stub's own work is what this measures.
 #
-# KPACK_SMP_FIRMWARE=ovmf boots the same through OVMF's -kernel path (the PE entry: the helpers are
-# the firmware's APs, through EFI_MP_SERVICES) and writes OUT/smp-ovmf.tsv instead.
+# KPACK_SMP_FIRMWARE=ovmf boots the same through OVMF's -kernel path (the PE entry, which decodes
+# after ExitBootServices and starts the APs itself) and writes OUT/smp-ovmf.tsv instead.
 #
 # Expects OUT/TAG/IMAGE.img and OUT/initramfs.cpio.gz (bench/run.sh makes them). Writes
 # OUT/smp.tsv: TAG IMAGE MODE ROUND CYCLES HELPER_FRAMES.

@@ -14,6 +14,8 @@
 
 namespace kpack {
 
+EfiHandoff efi_handoff;
+
 namespace {
 
 // Each phase's TSC cycle count goes to the run record and, with kpack.debug on the command line,

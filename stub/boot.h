@@ -28,6 +28,17 @@ struct BootOptions {
   RunRecord* run = nullptr;  // gets each phase as kpack.debug prints it
 };
 
+// What the EFI entries leave for the 64-bit entry they hand the boot to after ExitBootServices
+// (efi/efi_entry.cc): who started the stub and when, and the firmware's random bytes for KASLR.
+struct EfiHandoff {
+  bool active = false;
+  RunEntry entry = RunEntry::kEfiPe;
+  uint64_t start_tsc = 0;
+  uint32_t entropy_size = 0;
+  uint8_t entropy[32] = {};
+};
+extern EfiHandoff efi_handoff;
+
 // One line with kpack.debug: what was found and started, who decoded the frames, and which XXH3
 // build proved them; then the problem, if any.
 void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record);

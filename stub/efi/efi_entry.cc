@@ -1,17 +1,20 @@
 // The EFI entries: the PE entry point that makes a kpack image an EFI application (UEFI
 // LoadImage/StartImage: firmware boot managers, the UEFI shell, systemd-boot, systemd-stub, shim),
 // and the EFI handover entry for loaders that fill boot_params themselves (GRUB's linuxefi).
-// Both boot the kernel the way the Linux EFI stub does: command line, initrd and framebuffer from
-// the firmware, the kernel decoded by the same engine as every other entry straight into pages
-// claimed from the firmware, then ExitBootServices, efi_info and e820, and the kernel's entry.
+// Both take from the firmware what the Linux EFI stub takes (command line, initrd, framebuffer,
+// random seed, TPM event log, PCI option ROMs), call ExitBootServices and fill efi_info and e820,
+// then hand the machine to the 64-bit boot-protocol entry, as the stock 6.1 EFI stub hands it to
+// its decompressor: that entry decodes the kernel on every CPU, starting the others itself, and
+// enters it. A confidential VM is the exception: only the firmware's #VC and #VE handlers answer
+// its CPUID and MSR accesses, so its kernel is decoded on the boot CPU into pages claimed from the
+// firmware before ExitBootServices.
 // Until ExitBootServices an error is printed on ConOut and returned, so a boot manager can fall
-// back to another entry.
+// back to another entry; after it, an error halts with its line on COM1.
 #include "stub/runtime/asm_symbols.h"
 #include "stub/engine/boot_environment.h"
 #include "stub/boot.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
-#include "stub/efi/efi_workers.h"
 #include "stub/arch/cpu.h"
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
@@ -161,10 +164,10 @@ Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
   return kSuccess;
 }
 
-// The shared boot (unpack_for_boot) with the firmware's memory: each range the engine writes is
-// claimed from the firmware first; on an error every claimed page goes back.
-Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, ConfidentialVm vm,
-                                  boot::BootParams* params, RunRecord* run, UnpackResult* result) {
+// A confidential VM's boot (unpack_for_boot) with the firmware's memory, on the boot CPU: each
+// range the engine writes is claimed from the firmware first; on an error every claimed page goes back.
+Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, boot::BootParams* params,
+                                  RunRecord* run, UnpackResult* result) {
   uint8_t entropy[32];
   BootOptions options;
   options.start_tsc = run->start_tsc;
@@ -173,11 +176,6 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
   options.extra_entropy = entropy;
   options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
   FirmwareMemory memory(fw);
-  // The other CPUs decode frames too, through the firmware's MP services.
-  const char* text = command_line(*params);
-  FirmwareProcessors helpers(fw, memory, text, length(text));
-  options.workers = &helpers;
-  options.max_workers = may_start_application_processors(vm) ? helpers.max_helpers() : 0;
   // Debian's codec libraries are built for user space: their leaf functions keep data below the
   // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
   // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
@@ -193,8 +191,10 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
     memory.release();
     return report(fw, unpacked);
   }
-  helpers.print(*result, record);
-  record_result(*run, *result, helpers.counts());
+  HelperCounts one_cpu{};
+  if (command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug"))
+    print_helper_counts(one_cpu, *result, record);
+  record_result(*run, *result, one_cpu);
   Status status = protect_kernel_text(fw, *result);
   if (!failed(status)) return kSuccess;
   memory.release();
@@ -225,10 +225,10 @@ Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const
 }
 
 // Room for e820 entries past the zero page's 128 (and the unaccepted memory table, for a kernel
-// that accepts memory itself), then the final map and ExitBootServices, then the kernel. Returns
-// only when the firmware is still up.
-Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* params, uint64_t entry,
-                                      bool kernel_accepts_memory, const PagingSwitch& paging, RunRecord* left) {
+// that accepts memory itself), then the final map and ExitBootServices, efi_info and e820. On
+// success boot services are gone: the caller may call nothing of the firmware's but its runtime
+// services.
+Status leave_boot_services(const Firmware& fw, boot::BootParams* params, bool kernel_accepts_memory) {
   MemoryMap final_map;
   Status status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
@@ -243,15 +243,56 @@ Status exit_boot_services_into_kernel(const Firmware& fw, boot::BootParams* para
   status = reread_memory_map(fw, &final_map);
   if (!failed(status)) status = exit_boot_services(fw, &final_map);
   if (failed(status)) return report(fw, "ExitBootServices failed", status);
-
-  // Boot services are gone: from here on, nothing may call the firmware but its runtime services.
   hand_over_memory_map(final_map, fw, params, static_cast<boot::SetupData*>(extended), extended_capacity, unaccepted);
+  return kSuccess;
+}
+
+// The boot protocol's 64-bit entry (stub/legacy/entry64.S), RSI = boot_params: its own GDT, stack
+// and identity map, and from there the boot every loader's entry runs (stub/legacy/main.cc).
+[[noreturn]] void enter_entry64(boot::BootParams* params) {
+  asm volatile("jmp startup_64" : : "S"(params) : "memory");
+  __builtin_unreachable();
+}
+
+// A machine that is not a confidential VM: everything that needs the firmware, then
+// ExitBootServices, then the 64-bit entry decodes the kernel on every CPU, starting the others
+// with INIT-SIPI-SIPI as the kernel does, and proves each frame as it lands. (EDK2's MP services,
+// the way to borrow the other CPUs before ExitBootServices, wait PcdCpuInitIpiDelayInMicroSeconds,
+// 10 ms, between INIT and SIPI on every wake: more than a second CPU saves decoding lz4 on a fast
+// machine.) A damaged payload therefore halts the machine with its message on COM1, as the stock
+// 6.1 image's decompressor does after its EFI stub. Returns only when the firmware is still up.
+Status hand_over_to_entry64(const Firmware& fw, const StubRecord& record, boot::BootParams* params, RunEntry entry,
+                            uint64_t start) {
+  store_pci_roms(fw, params);
+  efi_handoff.entry = entry;
+  efi_handoff.start_tsc = start;
+  efi_handoff.entropy_size =
+      static_cast<uint32_t>(firmware_entropy(fw, efi_handoff.entropy, sizeof(efi_handoff.entropy)));
+  Status status = leave_boot_services(fw, params, record.flags & kStubKernelAcceptsMemory);
+  if (failed(status)) return status;
+  efi_handoff.active = true;
+  enter_entry64(params);
+}
+
+// A confidential VM: the kernel decoded into the firmware's pages on the boot CPU (see above),
+// then ExitBootServices, then the kernel. Returns only when the firmware is still up.
+Status boot_confidential_vm(const Firmware& fw, const StubRecord& record, boot::BootParams* params, RunRecord* run) {
+  UnpackResult result;
+  PagingSwitch paging;
+  Status status = store_free_memory(fw, params);
+  if (!failed(status)) status = unpack_into_firmware_pages(fw, record, params, run, &result);
+  if (!failed(status)) status = prepare_paging_switch(fw, record, *params, &paging);
+  if (failed(status)) return status;
+  store_pci_roms(fw, params);
+  RunRecord* left = leave_run_record(fw, *run, params);
+  status = leave_boot_services(fw, params, record.flags & kStubKernelAcceptsMemory);
+  if (failed(status)) return status;
   if (paging.low_pages) {
     StubStatus switched = switch_paging_levels(paging.five_levels, paging.low_pages);
     if (!switched.ok()) halt_with(switched);
   }
   if (left) left->kernel_entry_tsc = rdtsc();
-  enter_kernel(entry, params);
+  enter_kernel(result.entry, params);
 }
 
 // Both entries' whole job, from the firmware's hands to the kernel's. Returns only on an error,
@@ -265,8 +306,7 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
-  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}),
-                                   given ? RunEntry::kEfiHandover : RunEntry::kEfiPe, start);
+  RunEntry entry = given ? RunEntry::kEfiHandover : RunEntry::kEfiPe;
 
   void* interface = nullptr;
   status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
@@ -283,16 +323,13 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   install_random_seed(fw);
   install_tpm_event_log(fw);
 
-  UnpackResult result;
-  PagingSwitch paging;
-  status = store_free_memory(fw, params);
-  if (!failed(status)) status = unpack_into_firmware_pages(fw, *record, vm, params, &run, &result);
-  if (!failed(status)) status = prepare_paging_switch(fw, *record, *params, &paging);
-  if (failed(status)) return status;
-  store_pci_roms(fw, params);
-  bool accepts_memory = record->flags & kStubKernelAcceptsMemory;
-  return exit_boot_services_into_kernel(fw, params, result.entry, accepts_memory, paging,
-                                        leave_run_record(fw, run, params));
+  // kpack.test_decode_before_exit: a plain machine takes the confidential VMs' way, so the boot
+  // tests reach it under OVMF (tests/efi/efi-before-exit.sh, tests/bad_input/boot-corrupt.sh).
+  bool before_exit = vm != ConfidentialVm::kNone ||
+                     command_line_has(command_line(*params), length(command_line(*params)), "kpack.test_decode_before_exit");
+  if (!before_exit) return hand_over_to_entry64(fw, *record, params, entry, start);
+  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, start);
+  return boot_confidential_vm(fw, *record, params, &run);
 }
 
 }  // namespace

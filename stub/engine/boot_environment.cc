@@ -76,13 +76,13 @@ StubStatus find_command_line(const boot::BootParams& params, PhysicalMemory& mem
 StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr, PhysicalMemory& memory,
                                  BootEnvironment* out, RamSource source, uint64_t image_base) {
   BootEnvironment env;
-  if (source == RamSource::kEfiMapWhenPresent && has_efi_memory_map(params.efi_info))
+  if (source != RamSource::kE820 && has_efi_memory_map(params.efi_info))
     KPACK_TRY(add_efi_free_memory(params.efi_info, memory, env.free));
   // kexec_file_load hands over the runtime map only, no free memory in it: e820 is all there is.
   env.free_from_efi_map = env.free.count() != 0;
   if (!env.free_from_efi_map) KPACK_TRY(add_usable_ram(params, env.free));
   // Where the stock kernel decompresses itself: the loader allocated it for the kernel.
-  else
+  else if (source == RamSource::kEfiMapWhenPresent)
     KPACK_TRY(add_ram(image_base, params.hdr.init_size, env.free));
   KPACK_TRY(env.free.remove(range_of(boot_params_addr, sizeof(boot::BootParams))));
 

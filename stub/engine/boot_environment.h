@@ -17,8 +17,10 @@ inline constexpr uint32_t kMaxSetupDataNodes = 256;
 inline constexpr uint64_t kLowestUsable = 0x100000;  // below 1 MiB live BIOS data, the setup code and its stack
 
 enum class RamSource : uint8_t {
-  kE820,              // the e820 map only (the EFI entry wrote it from the firmware's free memory)
-  kEfiMapWhenPresent  // efi_info's memory map when it has one, as the stock decompressor does
+  kE820,               // the e820 map only (the EFI entry wrote it from the firmware's free memory)
+  kEfiMapWhenPresent,  // efi_info's memory map when it has one, as the stock decompressor does
+  kEfiMapOnly          // efi_info's memory map as the EFI entries left it at their ExitBootServices:
+                       // the firmware loaded the image at its PE size, so no init_size is added
 };
 
 struct BootEnvironment {

@@ -51,10 +51,4 @@ StubStatus check_confidential_vm_for_efi(ConfidentialVm vm, const ConfidentialVm
   return StubStatus::success();
 }
 
-// The firmware's #VC and #VE handlers serve the boot CPU; what its MP services would run our
-// decoders with on the others is not something the stub can check, so they stay parked.
-bool may_start_application_processors(ConfidentialVm vm) {
-  return vm == ConfidentialVm::kNone || vm == ConfidentialVm::kSev;
-}
-
 }  // namespace kpack

@@ -133,11 +133,9 @@ constexpr TdVmCallRegisters tdvmcall_report_fatal_error(const char* prefix, cons
 }
 
 // The EFI entries boot all of them (the firmware answers #VC and #VE until ExitBootServices),
-// decoding on the boot CPU alone but under plain SEV (may_start_application_processors), except an
-// SEV-SNP guest whose hypervisor enabled features the kernel
-// must implement itself: the stock stub refuses those too (have_unsupported_snp_features).
+// decoding on the boot CPU alone, except an SEV-SNP guest whose hypervisor enabled features the
+// kernel must implement itself: the stock stub refuses those too (have_unsupported_snp_features).
 StubStatus check_confidential_vm_for_efi(ConfidentialVm vm, const ConfidentialVmProbe& probe);
-bool may_start_application_processors(ConfidentialVm vm);
 
 // SEV_STATUS bits a guest kernel has to handle itself before it may run with them on
 // (SNP_FEATURES_IMPL_REQ of Linux's arch/x86/boot/compressed/sev.c; reserved bits count too).

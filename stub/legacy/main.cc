@@ -1,7 +1,8 @@
-// The stub's C++ entry for the boot protocol's 16-, 32- and 64-bit entries: runs the shared boot
-// (stub/boot.cc) on the record entry64.S has checked, with memory through the stub's own
-// identity map, and returns the kernel's entry point to entry64.S. Any error halts with one line
-// on COM1.
+// The stub's C++ entry for the boot protocol's 16-, 32- and 64-bit entries, and for the EFI entries
+// once they have left boot services (efi/efi_entry.cc hands over through the 64-bit entry): runs
+// the shared boot (stub/boot.cc) on the record entry64.S has checked, with memory through the
+// stub's own identity map, and returns the kernel's entry point to entry64.S. Any error halts with
+// one line on COM1.
 #include "stub/engine/acpi_madt.h"
 #include "stub/engine/acpi_rsdp.h"
 #include "stub/runtime/asm_symbols.h"
@@ -75,8 +76,11 @@ class ApplicationProcessors final : public FrameWorkers {
 
   uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
     work_ = work, arg_ = arg;
-    // unpack_for_boot has looked for the RSDP by now (a BIOS leaves it in low memory).
-    request_.rsdp = params_.acpi_rsdp_addr ? uint64_t{params_.acpi_rsdp_addr} : find_bios_rsdp(*request_.memory);
+    // unpack_for_boot has looked for the RSDP by now (a BIOS leaves it in low memory); after the
+    // EFI entries it is left out of boot_params, as stock's EFI stub leaves it, and read here.
+    request_.rsdp = params_.acpi_rsdp_addr;
+    if (!request_.rsdp) request_.rsdp = find_efi_rsdp(params_.efi_info, *request_.memory);
+    if (!request_.rsdp) request_.rsdp = find_bios_rsdp(*request_.memory);
     request_.helper_memory = memory;
     request_.work = &ApplicationProcessors::run;
     request_.arg = this;
@@ -183,18 +187,25 @@ uint8_t entered_at_startup_32 = 0;
 extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record) {
   using namespace kpack;
   BootOptions options;
-  options.start_tsc = rdtsc();
-  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}),
-                                   entered_at_startup_32 ? RunEntry::kLegacy : RunEntry::kLegacy64, options.start_tsc);
+  const EfiHandoff& efi = efi_handoff;
+  options.start_tsc = efi.active ? efi.start_tsc : rdtsc();
+  RunEntry entry = efi.active ? efi.entry : entered_at_startup_32 ? RunEntry::kLegacy : RunEntry::kLegacy64;
+  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, options.start_tsc);
   options.run = &run;
+  options.extra_entropy = efi.entropy;
+  options.extra_entropy_size = efi.active ? efi.entropy_size : 0;
   enable_avx_registers();
   IdentityMemory memory;
   BootEnvironment env;
   StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env,
-                                            RamSource::kEfiMapWhenPresent, reinterpret_cast<uint64_t>(image_base));
+                                            efi.active ? RamSource::kEfiMapOnly : RamSource::kEfiMapWhenPresent,
+                                            reinterpret_cast<uint64_t>(image_base));
   if (!status.ok()) halt_with(status);
   print_ram_source(env);
-  store_efi_rsdp(params, memory);
+  // Stock's EFI stub leaves acpi_rsdp_addr at 0 (the kernel reads the configuration table); the
+  // stock decompressor behind a boot-protocol loader fills it.
+  if (!efi.active) store_efi_rsdp(params, memory);
+  options.bios_machine = !efi.active;
   options.env = &env;
   ApplicationProcessors helpers(*params, env, image_base, *record, memory);
   options.workers = &helpers;

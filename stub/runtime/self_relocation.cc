@@ -10,7 +10,14 @@
 
 using kpack::elf::Rela;
 
+// Where the relocations were applied (0: not yet). The EFI entries apply them, then hand over to
+// the 64-bit entry, which calls this again for the same address: adding the base twice would
+// break every pointer. Zero in the image file, and an integer, so it needs no relocation itself.
+static uint64_t relocated_for = 0;
+
 extern "C" void apply_relocations(uint8_t* base) {
+  if (relocated_for == reinterpret_cast<uint64_t>(base)) return;
+  relocated_for = reinterpret_cast<uint64_t>(base);
   const auto* begin = reinterpret_cast<const Rela*>(__rela_start);
   const auto* end = reinterpret_cast<const Rela*>(__rela_end);
   for (const Rela* r = begin; r < end; ++r) {

@@ -12,9 +12,13 @@
 #   record-magic     (lz4) the kpack record's magic overwritten: caught before the stub maps or
 #                    relocates anything
 #   record-image-size  (lz4) the record's image_size shrunk below the stub's own end
-#   efi-lz4          as lz4, started by OVMF through the image's PE entry: the error goes to the
-#                    firmware console and the entry returns an EFI status, so the boot manager
-#                    goes on to its next boot option (required: a BdsDxe line after the error)
+#   efi-lz4          as lz4, started by OVMF through the image's PE entry, which decodes after
+#                    ExitBootServices (as the stock 6.1 image's decompressor does): the same halt,
+#                    with the EFI entry's line before it and no boot manager after it
+#   efi-lz4-before-exit  the same with kpack.test_decode_before_exit: the confidential VMs' order,
+#                    decoded before ExitBootServices, so the error goes to the firmware console and
+#                    the entry returns an EFI status; the boot manager goes on to its next boot
+#                    option (required: a BdsDxe line after the error)
 #
 # Needs BUILD_DIR/boot/kernel-6.1.path and BUILD_DIR/boot/initramfs.cpio.gz (the boot.fetch test).
 set -euo pipefail
@@ -27,7 +31,8 @@ damaged_image_setup "$3" "$mode"
 
 codec=$mode expect='kpack: error' firmware=() timeout_s=25
 case $mode in
-    efi-lz4) codec=lz4 expect='kpack: error: payload frame digest mismatch' firmware=(-bios /usr/share/qemu/OVMF.fd) timeout_s=30 ;;
+    efi-lz4|efi-lz4-before-exit)
+        codec=lz4 expect='kpack: error: payload frame digest mismatch' firmware=(-bios /usr/share/qemu/OVMF.fd) timeout_s=30 ;;
     record-magic) codec=lz4 expect='kpack: error: the kpack record after the stub has no magic' ;;
     record-image-size) codec=lz4 expect="kpack: error: the kpack record's image size does not cover the stub" ;;
 esac
@@ -55,17 +60,26 @@ fi
 echo "boot-corrupt: $mode image, payload at $offset ($length bytes), damaged; booting"
 
 status=0
-KPACK_APPEND=kpack.debug "$here/../boot/boot.sh" --timeout "$timeout_s" --log "$log" --expect-fail "$expect" \
+append=kpack.debug
+[[ $mode == efi-lz4-before-exit ]] && append+=" kpack.test_decode_before_exit"
+KPACK_APPEND=$append "$here/../boot/boot.sh" --timeout "$timeout_s" --log "$log" --expect-fail "$expect" \
     "$image" "$initrd" "${firmware[@]}" || status=$?
 [[ $status -eq 0 ]] || exit $status
 grep -a 'kpack: ' "$log" || true
 require_no_kernel_start "the kernel started from a damaged image"
 if [[ $mode == efi-* ]]; then
     grep -aq 'kpack: efi entry' "$log" || { echo "boot-corrupt: FAIL: the EFI entry did not run" >&2; exit 1; }
+fi
+if [[ $mode == efi-lz4-before-exit ]]; then
     # Returned to the firmware: its boot manager tries the next option after our error line.
     sed -n '/kpack: error/,$p' "$log" | grep -aq 'BdsDxe: ' ||
         { echo "boot-corrupt: FAIL: the boot manager did not go on after the error" >&2; exit 1; }
 else
+    # efi-lz4: boot services were gone, so nothing of the firmware's may run after the error line.
+    if sed -n '/kpack: error/,$p' "$log" | grep -aq 'BdsDxe: '; then
+        echo "boot-corrupt: FAIL: the firmware's boot manager ran after the error" >&2
+        exit 1
+    fi
     grep -aq 'the kernel was not started' "$log" || { echo "boot-corrupt: FAIL: no halt message" >&2; exit 1; }
 fi
 echo "boot-corrupt: PASS: $mode image refused"

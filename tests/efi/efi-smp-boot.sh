@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # efi-smp-boot.sh KPACK_BINARY CELL IMAGE CPUS BUILD_DIR [KERNEL WORDS...] — boot one kpack image
 # through one EFI cell (tests/efi/efi-boot.sh: `kernel` for the PE entry, `grub-linuxefi` for the
-# handover entry) on an OVMF machine with CPUS processors, and check that the firmware's APs
-# decoded frames (EFI_MP_SERVICES_PROTOCOL) and that the kernel started them all afterwards:
+# handover entry) on an OVMF machine with CPUS processors, and check that the APs decoded frames
+# (the stub starts them itself after ExitBootServices) and that the kernel started them all afterwards:
 #
 #   - the stub's kpack.debug line "kpack: cpus: F found, S started, R ran, R returned, L late;
 #     ...; frames: N, H by helpers, D redone" with F = CPUS, S = R = CPUS - 1, L = 0, and H >= 1
 #     (the number, not the text: the APs decoded at least one frame); with kpack.test_stopped_helper
-#     one AP never returns (the firmware's StartupAllAPs timeout resets it): 1 returned less and
+#     one AP never returns (the stub's bounded wait gives up on it and sends INIT): 1 returned less and
 #     "1 redone" (the boot CPU decoded its frame again);
 #   - /init's marker (KPACK_INIT_OK) and /sys/devices/system/cpu/online = 0-(CPUS-1).
 # Exit 0 pass, 1 fail, 77 skip.

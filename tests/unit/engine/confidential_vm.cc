@@ -68,7 +68,6 @@ TEST_CASE("an SEV-SNP guest: SEV_STATUS says SNP, and its unimplemented features
   CHECK(classify_confidential_vm(probe) == ConfidentialVm::kSevSnp);
   CHECK(std::strcmp(confidential_vm_name(ConfidentialVm::kSevSnp), "SEV-SNP") == 0);
   CHECK(check_confidential_vm_for_efi(ConfidentialVm::kSevSnp, probe).ok());
-  CHECK_FALSE(may_start_application_processors(ConfidentialVm::kSevSnp));
   StubStatus legacy = check_confidential_vm_for_legacy(ConfidentialVm::kSevSnp, probe);
   CHECK(std::strcmp(legacy.message, "SEV-ES/SEV-SNP guest needs the EFI entry, not the boot protocol's") == 0);
   CHECK(legacy.a == 0x7);
@@ -86,7 +85,6 @@ TEST_CASE("SEV and SEV-ES guests: told apart by SEV_STATUS, not by what CPUID of
   RecordedCpu sev = epyc_guest(0x2, 0x1);
   ConfidentialVmProbe probe = probe_confidential_vm(sev);
   CHECK(classify_confidential_vm(probe) == ConfidentialVm::kSev);
-  CHECK(may_start_application_processors(ConfidentialVm::kSev));
   CHECK(std::strcmp(check_confidential_vm_for_legacy(ConfidentialVm::kSev, probe).message,
                     "SEV guest: the boot-protocol entries cannot map encrypted memory; boot the EFI entry") == 0);
   CHECK(legacy_refusal_channel(ConfidentialVm::kSev) == RefusalChannel::kCom1);
@@ -95,7 +93,6 @@ TEST_CASE("SEV and SEV-ES guests: told apart by SEV_STATUS, not by what CPUID of
   probe = probe_confidential_vm(sev_es);
   CHECK(classify_confidential_vm(probe) == ConfidentialVm::kSevEs);
   CHECK(check_confidential_vm_for_efi(ConfidentialVm::kSevEs, probe).ok());
-  CHECK_FALSE(may_start_application_processors(ConfidentialVm::kSevEs));
   CHECK(std::strcmp(check_confidential_vm_for_legacy(ConfidentialVm::kSevEs, probe).message,
                     "SEV-ES/SEV-SNP guest needs the EFI entry, not the boot protocol's") == 0);
   CHECK(legacy_refusal_channel(ConfidentialVm::kSevEs) == RefusalChannel::kGhcbTermination);
@@ -108,7 +105,6 @@ TEST_CASE("an AMD host that offers SEV but is no guest: SEV_STATUS reads 0") {
   CHECK(classify_confidential_vm(probe) == ConfidentialVm::kNone);
   CHECK(check_confidential_vm_for_legacy(ConfidentialVm::kNone, probe).ok());
   CHECK(legacy_refusal_channel(ConfidentialVm::kNone) == RefusalChannel::kCom1);
-  CHECK(may_start_application_processors(ConfidentialVm::kNone));
 }
 
 TEST_CASE("an AMD CPU without SEV: SEV_STATUS is never read") {
@@ -129,7 +125,6 @@ TEST_CASE("a TDX guest: leaf 0x21's signature, and nothing else asked") {
   CHECK(std::strlen("kpack: ") + std::strlen(legacy.message) <= kTdFatalMessageBytes);
   CHECK(legacy_refusal_channel(ConfidentialVm::kTdx) == RefusalChannel::kTdxHypercalls);
   CHECK(check_confidential_vm_for_efi(ConfidentialVm::kTdx, probe).ok());
-  CHECK_FALSE(may_start_application_processors(ConfidentialVm::kTdx));
 }
 
 TEST_CASE("a plain Intel CPU: no SEV leaf, so no MSR read") {
