@@ -325,8 +325,9 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
 
   // kpack.test_decode_before_exit: a plain machine takes the confidential VMs' way, so the boot
   // tests reach it under OVMF (tests/efi/efi-before-exit.sh, tests/bad_input/boot-corrupt.sh).
-  bool before_exit = vm != ConfidentialVm::kNone ||
-                     command_line_has(command_line(*params), length(command_line(*params)), "kpack.test_decode_before_exit");
+  bool before_exit =
+      vm != ConfidentialVm::kNone ||
+      command_line_has(command_line(*params), length(command_line(*params)), "kpack.test_decode_before_exit");
   if (!before_exit) return hand_over_to_entry64(fw, *record, params, entry, start);
   RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, start);
   return boot_confidential_vm(fw, *record, params, &run);
