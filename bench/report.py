@@ -263,7 +263,9 @@ def efi(r):
 def smp(r):
     d = r.data
     if not r.section("Every CPU against one: the decode phase on -smp 2", "smp",
-                     "A 2-CPU guest under multi-threaded TCG (no `-icount`), booted with every CPU decoding and with "
+                     "A 2-CPU guest under multi-threaded TCG (no `-icount`; guest RAM preallocated, so the host's page "
+                     "faults on first writes, which made one boot twice as slow as another, are not timed), booted "
+                     "with every CPU decoding and with "
                      "`kpack.cpus=1`, interleaved: the stub's decode phase in TSC cycles (`kpack.debug`), medians, "
                      "and how many frames the helper CPU decoded. Both runs have the same machine, so the ratio is "
                      "the stub's, not QEMU's."):
