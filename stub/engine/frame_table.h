@@ -25,9 +25,10 @@ StubStatus check_frame_table(const FrameEntry* frames, uint32_t count, uint64_t 
 inline constexpr uint64_t kNotKept = ~0ull;
 StubStatus frame_target(const KernelHeaders& kernel, const FrameEntry& f, uint64_t* kernel_offset);
 
-// Proves frame `index` and decodes it into dst[0, f.size): the digest the record names over its
-// compressed bytes first (nothing is written for a damaged frame), then exactly f.size bytes from
-// exactly f.payload_size.
+// Decodes frame `index` into dst[0, f.size) and proves it: exactly f.size bytes from exactly
+// f.payload_size, and the digest the record names over its compressed bytes, taken right after the
+// decode. A damaged frame writes only inside dst[0, f.size), and its digest mismatch is reported
+// ahead of whatever the decoder made of it.
 StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const FrameEntry& f, uint32_t index,
                         FrameDigest digest, uint8_t* dst);
 

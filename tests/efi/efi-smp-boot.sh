@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # efi-smp-boot.sh KPACK_BINARY CELL IMAGE CPUS BUILD_DIR [KERNEL WORDS...] — boot one kpack image
-# through one EFI cell (tests/efi/efi-boot.sh: `kernel` for the PE entry, `grub-linuxefi` for the
-# handover entry) on an OVMF machine with CPUS processors, and check that the APs decoded frames
+# through one EFI cell (tests/efi/efi-boot.sh: `kernel` and `systemd-boot` for the PE entry,
+# `grub-linuxefi` for the handover entry) on an OVMF machine with CPUS processors, and check that the APs decoded frames
 # (the stub starts them itself after ExitBootServices) and that the kernel started them all afterwards:
 #
 #   - the stub's kpack.debug line "kpack: cpus: F found, S started, R ran, R returned, L late;
