@@ -81,6 +81,11 @@ uint64_t length(const char* text) {
   return n;
 }
 
+// Whether the command line holds `word` (kpack.debug, the test switches).
+bool command_line_says(const boot::BootParams& params, const char* word) {
+  return command_line_has(command_line(params), length(command_line(params)), word);
+}
+
 // boot_params.secure_boot as the Linux EFI stub reports it (efi_secureboot_mode).
 uint8_t secure_boot_mode(const Firmware& fw) {
   constexpr uint8_t kDisabled = 2, kEnabled = 3, kUnknown = 1;
@@ -192,8 +197,7 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
     return report(fw, unpacked);
   }
   HelperCounts one_cpu{};
-  if (command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug"))
-    print_helper_counts(one_cpu, *result, record);
+  if (command_line_says(*params, "kpack.debug")) print_helper_counts(one_cpu, *result, record);
   record_result(*run, *result, one_cpu);
   Status status = protect_kernel_text(fw, *result);
   if (!failed(status)) return kSuccess;
@@ -316,8 +320,7 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   if (!params) status = make_boot_params(fw, *static_cast<const LoadedImage*>(interface), &params);
   if (!failed(status)) status = store_confidential_vm_blob(fw, vm, params);
   if (failed(status)) return status;
-  bool debug = command_line_has(command_line(*params), length(command_line(*params)), "kpack.debug");
-  if (debug) serial::write("kpack: efi entry\n");
+  if (command_line_says(*params, "kpack.debug")) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);
   params->secure_boot = secure_boot_mode(fw);
   install_random_seed(fw);
@@ -325,9 +328,7 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
 
   // kpack.test_decode_before_exit: a plain machine takes the confidential VMs' way, so the boot
   // tests reach it under OVMF (tests/efi/efi-before-exit.sh, tests/bad_input/boot-corrupt.sh).
-  bool before_exit =
-      vm != ConfidentialVm::kNone ||
-      command_line_has(command_line(*params), length(command_line(*params)), "kpack.test_decode_before_exit");
+  bool before_exit = vm != ConfidentialVm::kNone || command_line_says(*params, "kpack.test_decode_before_exit");
   if (!before_exit) return hand_over_to_entry64(fw, *record, params, entry, start);
   RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, start);
   return boot_confidential_vm(fw, *record, params, &run);
