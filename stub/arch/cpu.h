@@ -57,6 +57,14 @@ inline void write_msr(uint32_t msr, uint64_t value) {
   asm volatile("wrmsr" : : "c"(msr), "a"(static_cast<uint32_t>(value)), "d"(static_cast<uint32_t>(value >> 32)));
 }
 
+inline uint64_t read_cr3() {
+  uint64_t value;
+  asm volatile("mov %%cr3, %0" : "=r"(value));
+  return value;
+}
+// Flushes the TLB's non-global entries as it reloads the same page tables.
+inline void write_cr3(uint64_t value) { asm volatile("mov %0, %%cr3" : : "r"(value) : "memory"); }
+
 // XCR0, the state components XSAVE manages; defined only once CR4.OSXSAVE is set.
 inline uint64_t read_xcr0() {
   uint32_t lo, hi;

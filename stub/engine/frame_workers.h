@@ -24,6 +24,10 @@ class FrameWorkers {
   // Returns once no worker runs any more: each has returned from `work`, or has been stopped (a
   // CPU that overran a bounded wait) wherever it was; the engine redoes what those left undone.
   virtual void finish() = 0;
+  // Called on every CPU that decodes before its first item, index 0 on the caller's, with the
+  // kernel's destination, which other CPUs may be writing already: the stub touches it with
+  // writes that change nothing, to size QEMU's software TLB (stub/arch/emulated_tlb.h).
+  virtual void before_decoding(uint32_t /*index*/, uint8_t* /*ram*/, uint64_t /*size*/) {}
 
   // For tests of the engine's redo: whether worker `index` is to stop inside its first item, with
   // the item's bytes half written (scrambled), as a CPU stopped by the bounded wait would leave

@@ -311,6 +311,7 @@ void decode_frames(void* arg, uint32_t worker) {
     }
     decoder = &own;
   }
+  if (q.workers) q.workers->before_decoding(worker, q.kernel_bytes, q.kernel->span());
   bool held = worker != 0 && q.workers->holds(worker);
   while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
     uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);

@@ -9,6 +9,7 @@
 #include "stub/engine/boot_environment.h"
 #include "stub/boot.h"
 #include "stub/arch/cpu.h"
+#include "stub/arch/emulated_tlb.h"
 #include "stub/arch/halt.h"
 #include "stub/engine/kaslr.h"
 #include "stub/legacy/paging.h"
@@ -90,6 +91,12 @@ class ApplicationProcessors final : public FrameWorkers {
 
   void finish() override { returned_ = smp::park_helpers(); }
 
+  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size) override {
+    uint64_t start = rdtsc();
+    uint64_t pages = grow_emulated_tlb(ram, size);
+    if (index == 0) tlb_pages_ = pages, tlb_cycles_ = rdtsc() - start;
+  }
+
   // kpack.test_stopped_helper: the first AP stays inside its first item until park_helpers gives
   // up on it and sends INIT, as a CPU that overran the bounded wait would.
   bool holds(uint32_t index) const override { return stop_first_helper_ && index == 1; }
@@ -104,7 +111,10 @@ class ApplicationProcessors final : public FrameWorkers {
   }
 
   void print(const UnpackResult& result, const StubRecord& record) const {
-    if (debug_) print_helper_counts(counts(), result, record);
+    if (!debug_) return;
+    print_helper_counts(counts(), result, record);
+    if (tlb_pages_)
+      serial::print("kpack: QEMU TCG: software TLB grown, %lu pages touched, cycles=%lu\n", tlb_pages_, tlb_cycles_);
   }
 
  private:
@@ -123,6 +133,8 @@ class ApplicationProcessors final : public FrameWorkers {
   void* arg_ = nullptr;
   uint32_t ran_ = 0;
   uint32_t returned_ = 0;
+  uint64_t tlb_pages_ = 0;  // the boot CPU's grow_emulated_tlb
+  uint64_t tlb_cycles_ = 0;
 };
 
 // On a UEFI machine entered through the boot protocol (GRUB's EFI `linux`): the ACPI root pointer

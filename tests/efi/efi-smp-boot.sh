@@ -43,6 +43,10 @@ fi
 [[ $late -eq 0 ]] || fail "$late APs never took their slot"
 [[ $redone -eq $want_redone ]] || fail "$redone items redone by the boot CPU, expected $want_redone"
 (( helped >= want_helped && helped <= frames )) || fail "$helped of $frames frames by the APs, expected at least $want_helped"
+# Every CPU that decodes grows QEMU's software TLB first (stub/arch/emulated_tlb.h): the boot CPU's line.
+tlb=$(grep -a -m1 -o 'kpack: QEMU TCG: software TLB grown, [0-9]* pages touched' "$log") ||
+    fail "no 'kpack: QEMU TCG: software TLB grown' line: the boot CPU decoded with the TLB QEMU left it"
+[[ ${tlb//[^0-9]/} -gt 0 ]] || fail "'$tlb': no page touched"
 online=$(grep -a -m1 '^KPACK_CPU_ONLINE ' "$log" | tr -d '\r' | cut -d' ' -f2) || fail "no KPACK_CPU_ONLINE line"
 [[ $online == "0-$((cpus - 1))" ]] || fail "the kernel has CPUs $online online, expected 0-$((cpus - 1))"
 echo "efi-smp-boot: PASS: $cell $image -smp $cpus ${words:-(no words)}: $helped of $frames frames by the APs, kernel online $online"

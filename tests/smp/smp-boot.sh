@@ -11,6 +11,7 @@
 #     bounded wait) and the line must say "1 redone": the boot CPU decoded its frame again;
 #     with kpack.cpus=1 the stub looks at nothing: "0 found, 0 started"; "frames: N, H by helpers"
 #     with H >= 1 when an AP returned from the work, H = 0 when none started;
+#   - when frames were decoded, the boot CPU's "kpack: QEMU TCG: software TLB grown" line;
 #   - /init's marker (KPACK_INIT_OK), and /sys/devices/system/cpu/online = 0-(CPUS-1) ("0" for one):
 #     the kernel started every AP after the stub parked them, whatever the stub did.
 #
@@ -71,6 +72,15 @@ if [[ $started -eq 0 ]]; then
     [[ $by_helpers -eq 0 ]] || fail "$by_helpers frames decoded by helpers, but no AP started"
 elif [[ $want_returned -gt 0 ]]; then
     [[ $by_helpers -ge 1 ]] || fail "no frame decoded by the $started helpers"
+fi
+
+# Every CPU that decodes grows QEMU's software TLB first (stub/arch/emulated_tlb.h); these boots
+# all run on TCG, so the boot CPU's line must be there whenever frames were decoded.
+frames=$(echo "$line" | sed -n 's/.*frames: \([0-9]*\),.*/\1/p')
+if [[ ${frames:-0} -gt 0 ]]; then
+    tlb=$(grep -a -m1 -o 'kpack: QEMU TCG: software TLB grown, [0-9]* pages touched' "$log") ||
+        fail "no 'kpack: QEMU TCG: software TLB grown' line: the boot CPU decoded with the TLB QEMU left it"
+    [[ ${tlb//[^0-9]/} -gt 0 ]] || fail "'$tlb': no page touched"
 fi
 
 if [[ -n ${KPACK_SMP_XXH3:-} ]]; then

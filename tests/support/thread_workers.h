@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -39,7 +40,22 @@ class ThreadWorkers final : public FrameWorkers {
     for (std::thread& t : threads_) t.join();
     threads_.clear();
   }
+  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size) override {
+    std::lock_guard<std::mutex> lock(prepared_lock_);
+    prepared_.push_back({index, ram, size});
+  }
   bool holds(uint32_t index) const override { return index == held_; }
+
+  // Each before_decoding call, in the order they came.
+  struct Prepared {
+    uint32_t index;
+    const uint8_t* ram;
+    uint64_t size;
+  };
+  std::vector<Prepared> prepared() const {
+    std::lock_guard<std::mutex> lock(prepared_lock_);
+    return prepared_;
+  }
   void hold(uint32_t) override {
     holding_.store(true);
     while (!released_.load()) std::this_thread::yield();
@@ -53,6 +69,8 @@ class ThreadWorkers final : public FrameWorkers {
   std::atomic<bool> held_returned_{false};
   std::atomic<bool> first_returned_{false};
   std::atomic<bool> released_{false};
+  mutable std::mutex prepared_lock_;
+  std::vector<Prepared> prepared_;
 };
 
 }  // namespace kpack::test

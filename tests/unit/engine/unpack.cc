@@ -78,6 +78,7 @@ struct Run {
   std::vector<uint8_t> image;  // what was loaded at kImageBase
   StubStatus status;
   UnpackResult result;
+  std::vector<test::ThreadWorkers::Prepared> prepared;  // the workers' before_decoding calls
 };
 
 // Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
@@ -108,6 +109,7 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   if (threads) request.workers = &workers, request.max_workers = threads;
   CountingTrace trace;
   run.status = unpack_kernel(request, free, *run.memory, trace, &run.result);
+  run.prepared = workers.prepared();
   return run;
 }
 
@@ -474,6 +476,21 @@ TEST_CASE("helpers decode frames alongside the caller: the same kernel, and the 
       CHECK(refused.status.a == 2);
     }
   }
+}
+
+TEST_CASE("every CPU that decodes is prepared once, with the kernel's destination") {
+  KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
+  Run run = unpack(Codec::kLz4, compressed_payload(input, Codec::kLz4), kImageBase, 0x200000, 3);
+  check_kernel(run, input);
+  REQUIRE(run.prepared.size() == 4);
+  std::vector<uint32_t> indices;
+  for (const test::ThreadWorkers::Prepared& p : run.prepared) {
+    indices.push_back(p.index);
+    CHECK(p.ram == run.memory->at(run.result.base));
+    CHECK(p.size == input.kernel.span());
+  }
+  std::sort(indices.begin(), indices.end());
+  CHECK(indices == std::vector<uint32_t>{0, 1, 2, 3});  // the caller's, then each helper's
 }
 
 TEST_CASE("a helper stopped inside an item leaves it to the caller, which does it again") {
