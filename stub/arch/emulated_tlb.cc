@@ -6,7 +6,7 @@ namespace kpack {
 namespace {
 
 constexpr uint32_t kCpuidHypervisor = 1u << 31;  // CPUID 1 ECX
-constexpr uint32_t kInitialEntries = 256;         // QEMU's CPU_TLB_DYN_DEFAULT_BITS
+constexpr uint32_t kInitialEntries = 256;        // QEMU's CPU_TLB_DYN_DEFAULT_BITS
 
 // A write that changes nothing, atomically: the host maps the page for writing now, once, as the
 // decode's first write would (a read would map the host's zero page, and that write fault again),
