@@ -53,8 +53,8 @@
 #include "packer/kernel_input.h"
 #include "packer/bzimage_reader.h"
 #include "bench/lean_memory.h"
-#include "stub/engine/stub_record.h"
-#include "stub/engine/xxh3.h"
+#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/xxh3.h"
 #include "tests/support/thread_workers.h"
 
 using namespace kpack;

@@ -6,7 +6,7 @@
 #include <new>
 
 #include "packer/mapped_ram.h"
-#include "stub/engine/physical_memory.h"
+#include "stub/base/physical_memory.h"
 
 namespace kpack::bench {
 

@@ -13,11 +13,11 @@
 #include <cstring>
 #include <vector>
 
-#include "stub/engine/acpi_madt.h"
-#include "stub/engine/boot_environment.h"
+#include "stub/machine/acpi_madt.h"
+#include "stub/machine/boot_environment.h"
 #include "fuzz/fuzz_check.h"
 #include "tests/support/simulated_memory.h"
-#include "stub/engine/trampoline_page.h"
+#include "stub/machine/trampoline_page.h"
 
 using namespace kpack;
 using kpack::test::SimulatedMemory;

@@ -6,7 +6,7 @@
 
 #include "formats/elf64.h"
 #include "fuzz/fuzz_check.h"
-#include "stub/engine/kernel_headers.h"
+#include "stub/unpack/kernel_headers.h"
 #include "packer/layout.h"
 #include "tests/support/same_segment.h"
 

@@ -26,10 +26,10 @@
 #include "formats/le.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/guarded_memory.h"
-#include "stub/engine/relocation_table.h"
+#include "stub/unpack/relocation_table.h"
 #include "tests/support/thread_workers.h"
-#include "stub/engine/unpack.h"
-#include "stub/engine/xxh3.h"
+#include "stub/unpack/unpack.h"
+#include "stub/unpack/xxh3.h"
 
 using namespace kpack;
 using kpack::fuzz::GuardedMemory;

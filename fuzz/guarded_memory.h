@@ -17,8 +17,8 @@
 
 #include "fuzz/fuzz_check.h"
 #include "packer/mapped_ram.h"
-#include "stub/engine/physical_memory.h"
-#include "stub/engine/range.h"
+#include "stub/base/physical_memory.h"
+#include "stub/base/range.h"
 #include "tests/support/write_log.h"
 
 namespace kpack::fuzz {

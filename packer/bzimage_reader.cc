@@ -12,8 +12,8 @@
 #include "formats/elf64.h"
 #include "packer/byte_io.h"
 #include "packer/layout.h"
-#include "stub/engine/frame_table.h"
-#include "stub/engine/stub_record.h"
+#include "stub/unpack/frame_table.h"
+#include "stub/entry/record_check.h"
 
 namespace kpack {
 

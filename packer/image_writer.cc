@@ -53,7 +53,7 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   payload.bytes = std::move(elf.bytes);
   payload.init_size_from_base = segment_offset + k.span();
   // The relocation table after the ELF's last byte; the stub copies it aside before the segments
-  // move up over it (stub/engine/unpack.cc).
+  // move up over it (stub/unpack/unpack.cc).
   if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
   return payload;
 }
@@ -91,7 +91,7 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   h.relocatable_kernel = 1;
   h.min_alignment = 12;  // the stub itself needs only page alignment
   // Above 4G: kexec-tools' bzImage64 loader and kexec_file_load insist on it; the stub maps
-  // windows above 4 GiB for itself, boot_params and the command line (stub/legacy/paging.cc).
+  // windows above 4 GiB for itself, boot_params and the command line (stub/entry/paging.cc).
   // 5-level: the 64-bit entry takes a CPU in either paging mode, as stock images say of theirs, and
   // the second bit says whether the kernel runs with 5 levels (stock: CONFIG_X86_5LEVEL).
   h.xloadflags = boot::kXlfKernel64 | boot::kXlfCanBeLoadedAbove4G | boot::kXlf5Level |

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "stub/engine/kernel_headers.h"
+#include "stub/unpack/kernel_headers.h"
 #include "packer/result.h"
 
 namespace kpack {

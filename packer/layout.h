@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "packer/kernel_input.h"
-#include "stub/engine/range.h"
+#include "stub/base/range.h"
 
 namespace kpack {
 

@@ -6,7 +6,7 @@
 #include "packer/byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/pe.h"
-#include "stub/engine/range.h"
+#include "stub/base/range.h"
 
 namespace kpack {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "formats/kpack_image.h"
 #include "packer/result.h"
-#include "stub/engine/range.h"
+#include "stub/base/range.h"
 
 namespace kpack {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "packer/mapped_ram.h"
-#include "stub/engine/free_memory.h"
-#include "stub/engine/stub_record.h"
+#include "stub/machine/free_memory.h"
+#include "stub/unpack/record_unpack.h"
 
 namespace kpack {
 namespace {

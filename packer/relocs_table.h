@@ -18,14 +18,14 @@
 #include <string_view>
 #include <vector>
 
-#include "stub/engine/relocation_table.h"
+#include "stub/unpack/relocation_table.h"
 #include "packer/result.h"
 
 namespace kpack {
 
 // The table as the packer builds and checks it: each list's entries copied out, to sort, count and
 // encode. (The stub reads a table in place: the engine's RelocationTable holds only where each list
-// lies, stub/engine/relocation_table.h, whose RelocationFormat tells the two formats apart.)
+// lies, stub/unpack/relocation_table.h, whose RelocationFormat tells the two formats apart.)
 struct RelocationLists {
   RelocationFormat format = RelocationFormat::kWithoutInverse32;
   std::vector<uint32_t> relocs64;   // R_X86_64_64: the u64 at the address gets the offset added

@@ -45,7 +45,7 @@ inline std::string hex(uint64_t value) {
 }
 
 // The value of a Result, or else a return of its error from the enclosing function: the packer's
-// KPACK_TRY (the engine's, over StubStatus, is stub/engine/status.h), as an expression so that the
+// KPACK_TRY (the engine's, over StubStatus, is stub/base/status.h), as an expression so that the
 // value is bound where it is computed. A GNU statement expression, which GCC and Clang both take.
 #define KPACK_TRY_RESULT(expr)            \
   ({                                      \

@@ -3,7 +3,7 @@
 #include "stub/arch/entropy.h"
 
 #include "stub/arch/cpu.h"
-#include "stub/engine/kaslr.h"
+#include "stub/unpack/kaslr.h"
 
 namespace kpack {
 namespace {

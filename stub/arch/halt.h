@@ -7,7 +7,7 @@
 
 #include "stub/arch/cpu.h"
 #include "stub/arch/serial.h"
-#include "stub/engine/status.h"
+#include "stub/base/status.h"
 
 namespace kpack {
 

@@ -7,10 +7,10 @@
 
 #include "formats/uefi.h"
 #include "formats/boot_params.h"
-#include "stub/engine/confidential_vm.h"
-#include "stub/engine/physical_memory.h"
-#include "stub/engine/unpack.h"
-#include "stub/engine/range.h"
+#include "stub/entry/confidential_vm.h"
+#include "stub/base/physical_memory.h"
+#include "stub/unpack/unpack.h"
+#include "stub/base/range.h"
 
 namespace kpack::efi {
 

@@ -11,17 +11,17 @@
 // Until ExitBootServices an error is printed on ConOut and returned, so a boot manager can fall
 // back to another entry; after it, an error halts with its line on COM1.
 #include "stub/runtime/asm_symbols.h"
-#include "stub/engine/boot_environment.h"
-#include "stub/boot.h"
+#include "stub/machine/boot_environment.h"
+#include "stub/boot/boot.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
 #include "stub/arch/cpu.h"
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
-#include "stub/engine/efi_memory_map.h"
-#include "stub/engine/stub_record.h"
-#include "stub/engine/trampoline_page.h"
-#include "stub/engine/utf16_command_line.h"
+#include "stub/machine/efi_memory_map.h"
+#include "stub/entry/record_check.h"
+#include "stub/machine/trampoline_page.h"
+#include "stub/options/utf16_command_line.h"
 
 extern "C" {
 // entry64.S: the 64-bit boot protocol's state, then the kernel.
@@ -251,8 +251,8 @@ Status leave_boot_services(const Firmware& fw, boot::BootParams* params, bool ke
   return kSuccess;
 }
 
-// The boot protocol's 64-bit entry (stub/legacy/entry64.S), RSI = boot_params: its own GDT, stack
-// and identity map, and from there the boot every loader's entry runs (stub/legacy/main.cc).
+// The boot protocol's 64-bit entry (stub/entry/entry64.S), RSI = boot_params: its own GDT, stack
+// and identity map, and from there the boot every loader's entry runs (stub/boot/stub_main.cc).
 [[noreturn]] void enter_entry64(boot::BootParams* params) {
   asm volatile("jmp startup_64" : : "S"(params) : "memory");
   __builtin_unreachable();

@@ -4,7 +4,7 @@
 // was loaded from and concatenated in order.
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
-#include "stub/engine/command_line.h"
+#include "stub/options/command_line.h"
 
 namespace kpack::efi {
 namespace {

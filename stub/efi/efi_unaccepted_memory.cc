@@ -6,7 +6,7 @@
 // own stub: EDK2 then accepts all memory at ExitBootServices, and the first attempt fails on the
 // changed map, which exit_boot_services reads again.
 #include "stub/efi/efi_boot.h"
-#include "stub/engine/unaccepted_memory.h"
+#include "stub/machine/unaccepted_memory.h"
 
 namespace kpack::efi {
 namespace {

@@ -1,5 +1,5 @@
 #include "stub/efi/efi_boot.h"
-#include "stub/engine/efi_memory_map.h"
+#include "stub/machine/efi_memory_map.h"
 
 namespace kpack::efi {
 namespace {

@@ -1,6 +1,6 @@
 // The kernel command line as the 16-bit setup sees it: a NUL-terminated string the loader put
-// below 1 MiB, read through FS with the engine's word rules (stub/engine/command_line.h).
-#include "stub/engine/command_line.h"
+// below 1 MiB, read through FS with the engine's word rules (stub/options/command_line.h).
+#include "stub/options/command_line.h"
 #include "stub/setup16/bios.h"
 #include "stub/setup16/setup16.h"
 

@@ -1,6 +1,6 @@
 #include "stub/smp/local_apic.h"
 
-#include "stub/boot.h"
+#include "stub/boot/boot.h"
 #include "stub/arch/cpu.h"
 
 namespace kpack::smp {

@@ -1,13 +1,13 @@
 #include "stub/smp/smp.h"
 
-#include "stub/engine/acpi_madt.h"
+#include "stub/machine/acpi_madt.h"
 #include "stub/smp/ap_boot.h"
 #include "stub/runtime/asm_symbols.h"
-#include "stub/boot.h"
+#include "stub/boot/boot.h"
 #include "stub/arch/cpu.h"
-#include "stub/legacy/exceptions.h"
+#include "stub/entry/exceptions.h"
 #include "stub/smp/local_apic.h"
-#include "stub/engine/trampoline_page.h"
+#include "stub/machine/trampoline_page.h"
 #include "stub/arch/vector_registers.h"
 
 namespace kpack::smp {

@@ -8,11 +8,11 @@
 
 #include <stdint.h>
 
-#include "stub/engine/boot_environment.h"
+#include "stub/machine/boot_environment.h"
 #include "formats/boot_params.h"
-#include "stub/engine/physical_memory.h"
-#include "stub/engine/range.h"
-#include "stub/engine/status.h"
+#include "stub/base/physical_memory.h"
+#include "stub/base/range.h"
+#include "stub/base/status.h"
 
 namespace kpack::smp {
 

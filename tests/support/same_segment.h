@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "stub/engine/kernel_headers.h"
+#include "stub/unpack/kernel_headers.h"
 
 namespace kpack::test {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "stub/engine/physical_memory.h"
-#include "stub/engine/range.h"
+#include "stub/base/physical_memory.h"
+#include "stub/base/range.h"
 #include "tests/support/write_log.h"
 
 namespace kpack::test {

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "stub/engine/frame_workers.h"
+#include "stub/unpack/frame_workers.h"
 
 namespace kpack::test {
 

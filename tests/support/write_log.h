@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "stub/engine/range.h"
+#include "stub/base/range.h"
 
 namespace kpack::test {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "stub/engine/acpi_madt.h"
-#include "stub/engine/acpi_rsdp.h"
+#include "stub/machine/acpi_madt.h"
+#include "stub/machine/acpi_rsdp.h"
 #include "tests/support/simulated_memory.h"
 
 using namespace kpack;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "formats/uefi.h"
-#include "stub/engine/acpi_rsdp.h"
+#include "stub/machine/acpi_rsdp.h"
 #include "tests/support/simulated_memory.h"
 
 using namespace kpack;

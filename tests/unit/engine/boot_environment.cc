@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "formats/efi_memory.h"
-#include "stub/engine/boot_environment.h"
+#include "stub/machine/boot_environment.h"
+#include "stub/unpack/kaslr.h"
 #include "tests/support/simulated_memory.h"
 #include "formats/boot_params.h"
 

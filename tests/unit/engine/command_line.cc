@@ -1,4 +1,4 @@
-// The one command-line tokenizer (stub/engine/command_line.h): words, keys, values and flags as the
+// The one command-line tokenizer (stub/options/command_line.h): words, keys, values and flags as the
 // kernel splits them, through a char reader and through a 16-bit-offset reader like the setup's.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "stub/engine/command_line.h"
+#include "stub/options/command_line.h"
 
 using namespace kpack;
 

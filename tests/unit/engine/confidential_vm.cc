@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "stub/engine/confidential_vm.h"
+#include "stub/entry/confidential_vm.h"
 
 using namespace kpack;
 

@@ -1,4 +1,4 @@
-// The EFI memory map as e820 (stub/engine/efi_memory_map.h), on a map written like the one OVMF
+// The EFI memory map as e820 (stub/machine/efi_memory_map.h), on a map written like the one OVMF
 // hands a q35 guest with 512 MiB: 48-byte descriptors, every memory type Linux tells apart.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tests/support/e820_table.h"
-#include "stub/engine/efi_memory_map.h"
+#include "stub/machine/efi_memory_map.h"
 
 using namespace kpack;
 

@@ -12,9 +12,9 @@
 
 #include "formats/boot_params.h"
 #include "formats/efi_memory.h"
-#include "stub/engine/boot_environment.h"
-#include "stub/engine/efi_memory_map.h"
-#include "stub/engine/kaslr.h"
+#include "stub/machine/boot_environment.h"
+#include "stub/machine/efi_memory_map.h"
+#include "stub/unpack/kaslr.h"
 #include "tests/support/simulated_memory.h"
 
 using namespace kpack;

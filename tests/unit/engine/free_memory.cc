@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "stub/engine/free_memory.h"
+#include "stub/machine/free_memory.h"
 
 using namespace kpack;
 

@@ -11,11 +11,11 @@
 #include "tests/support/bytes.h"
 #include "packer/bzimage_reader.h"
 #include "packer/info.h"
-#include "stub/engine/kaslr.h"
+#include "stub/unpack/kaslr.h"
 #include "tests/support/packed_image.h"
-#include "stub/engine/relocation_table.h"
+#include "stub/unpack/relocation_table.h"
 #include "tests/support/simulated_memory.h"
-#include "stub/engine/stub_record.h"
+#include "stub/unpack/record_unpack.h"
 
 using namespace kpack;
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "stub/engine/kernel_headers.h"
+#include "stub/unpack/kernel_headers.h"
 #include "tests/support/synthetic_kernel.h"
 
 using namespace kpack;

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "tests/support/bytes.h"
-#include "stub/engine/kernel_headers.h"
-#include "stub/engine/relocation_table.h"
+#include "stub/unpack/kernel_headers.h"
+#include "stub/unpack/relocation_table.h"
 #include "tests/support/simulated_memory.h"
 #include "tests/support/synthetic_kernel.h"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "stub/engine/run_record.h"
+#include "stub/unpack/run_record.h"
 
 using namespace kpack;
 

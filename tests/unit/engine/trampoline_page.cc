@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "stub/engine/boot_environment.h"
-#include "stub/engine/trampoline_page.h"
+#include "stub/machine/boot_environment.h"
+#include "stub/machine/trampoline_page.h"
 #include "tests/support/simulated_memory.h"
 
 using namespace kpack;

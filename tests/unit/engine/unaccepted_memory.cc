@@ -1,4 +1,4 @@
-// Unaccepted memory handed to a kernel that accepts memory itself (stub/engine/unaccepted_memory.h),
+// Unaccepted memory handed to a kernel that accepts memory itself (stub/machine/unaccepted_memory.h),
 // on a map written like a TDX guest's with 12 GiB whose firmware accepted the memory below 2 GiB
 // and a little above 4 GiB: unaccepted ranges that start and end inside a 2 MiB unit, one that is
 // aligned, and one too small to hold a whole unit.
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tests/support/e820_table.h"
-#include "stub/engine/efi_memory_map.h"
-#include "stub/engine/unaccepted_memory.h"
+#include "stub/machine/efi_memory_map.h"
+#include "stub/machine/unaccepted_memory.h"
 
 using namespace kpack;
 

@@ -13,8 +13,8 @@
 #include "formats/elf64.h"
 #include "packer/bzimage_reader.h"
 #include "packer/codecs.h"
-#include "stub/engine/frame_decoder.h"
-#include "stub/engine/frame_table.h"
+#include "stub/unpack/frame_decoder.h"
+#include "stub/unpack/frame_table.h"
 #include "packer/frames.h"
 #include "packer/image_writer.h"
 #include "packer/kernel_input.h"
@@ -25,8 +25,8 @@
 #include "tests/support/same_segment.h"
 #include "tests/support/synthetic_kernel.h"
 #include "tests/support/thread_workers.h"
-#include "stub/engine/unpack.h"
-#include "stub/engine/xxh3.h"
+#include "stub/unpack/unpack.h"
+#include "stub/unpack/xxh3.h"
 
 using namespace kpack;
 using kpack::test::SimulatedMemory;
@@ -613,7 +613,7 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
   }
 }
 
-// stub/engine/frame_decoder.cc, decode_lz4: linked blocks were given the whole region written so
+// stub/unpack/frame_decoder.cc, decode_lz4: linked blocks were given the whole region written so
 // far, clamped to 2 GiB, as their history: past 2 GiB the "prefix" no longer ended at the block.
 // The history is now the last 64 KiB before the block, wherever that is.
 TEST_CASE("regression: an LZ4 block's history is the 64 KiB right before it, also past 2 GiB") {

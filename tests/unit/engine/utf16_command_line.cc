@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "stub/engine/utf16_command_line.h"
+#include "stub/options/utf16_command_line.h"
 
 using namespace kpack;
 

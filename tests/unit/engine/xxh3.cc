@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "stub/engine/xxh3.h"
+#include "stub/unpack/xxh3.h"
 #include "tests/support/skip.h"
 
 using namespace kpack;

@@ -285,7 +285,7 @@ TEST_CASE("a kpack record is found and checked") {
                  "disagrees with the setup header"));
   CHECK(error_with([&](StubRecord& r) { r.codec = 9; }) ==
         "bzImage: unknown payload codec in the kpack record (0x9, 0) (kpack record at 0xb00)");
-  // The stub's own checks (stub/engine/stub_record.cc), word for word.
+  // The stub's own checks (stub/unpack/stub_record.cc), word for word.
   CHECK(error_with([&](StubRecord& r) { r.kernel_alignment = 0; }) ==
         "bzImage: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0) "
         "(kpack record at 0xb00)");

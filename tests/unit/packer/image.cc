@@ -17,7 +17,7 @@
 #include "tests/support/packed_image.h"
 #include "tests/support/real_kernel.h"
 #include "packer/layout.h"
-#include "stub/engine/kernel_headers.h"
+#include "stub/unpack/kernel_headers.h"
 
 using namespace kpack;
 
@@ -334,7 +334,7 @@ TEST_CASE("regression: two bss-only segments at one file offset survive both lay
   }
 }
 
-// stub/engine/kernel_headers.cc, parse_kernel_headers (found by fuzz_elf in an hour-long run): the
+// stub/unpack/kernel_headers.cc, parse_kernel_headers (found by fuzz_elf in an hour-long run): the
 // compact layout gives an all-zero segment no file bytes, so the next segment lands at the same
 // offset. Listed after it in the program headers, that segment sorted first, and the empty one
 // then seemed to overlap it: the packer's own rewrite failed its check (a trap in layout.cc).

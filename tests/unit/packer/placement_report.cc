@@ -11,7 +11,7 @@
 #include "packer/placement_report.h"
 #include "tests/support/packed_image.h"
 #include "packer/info.h"
-#include "stub/engine/stub_record.h"
+#include "stub/unpack/record_unpack.h"
 #include "tests/support/bytes.h"
 
 using namespace kpack;
@@ -104,7 +104,7 @@ TEST_CASE("regression: a kpack record with kernel_alignment 0 is an error, not S
       "error: out.img: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0)"));
 }
 
-// stub/engine/unpack.cc (found by fuzz_bzimage in an hour-long run): a record whose
+// stub/unpack/unpack.cc (found by fuzz_bzimage in an hour-long run): a record whose
 // kernel_alignment exceeds the ELF's own got the kernel placed at the ELF's alignment only, and
 // `kpack info` reported "KERNEL ADDRESS NOT ACCEPTABLE". The engine now aligns the kernel to the
 // larger of the two.

@@ -1,0 +1,235 @@
+// The stub's C++ entry for the boot protocol's 16-, 32- and 64-bit entries, and for the EFI entries
+// once they have left boot services (efi/efi_entry.cc hands over through the 64-bit entry): runs
+// the shared boot (stub/boot/boot.cc) on the record entry64.S has checked, with memory through the
+// stub's own identity map, and returns the kernel's entry point to entry64.S. Any error halts with
+// one line on COM1.
+#include "stub/machine/acpi_madt.h"
+#include "stub/machine/acpi_rsdp.h"
+#include "stub/runtime/asm_symbols.h"
+#include "stub/machine/boot_environment.h"
+#include "stub/boot/boot.h"
+#include "stub/arch/cpu.h"
+#include "stub/arch/emulated_tlb.h"
+#include "stub/arch/halt.h"
+#include "stub/unpack/kaslr.h"
+#include "stub/entry/paging.h"
+#include "stub/base/range.h"
+#include "stub/arch/serial.h"
+#include "stub/smp/smp.h"
+#include "stub/machine/trampoline_page.h"
+#include "stub/arch/vector_registers.h"
+#include "stub/unpack/xxh3.h"
+
+namespace kpack {
+namespace {
+
+// The CPU's physical address width (CPUID 0x80000008), capped at MAXMEM: nothing above it can be
+// mapped without setting reserved bits in a page-table entry.
+uint64_t physical_address_limit() {
+  if (cpuid(0x80000000).eax < 0x80000008) return 1ull << 36;
+  uint64_t limit = 1ull << (cpuid(0x80000008).eax & 0xFF);
+  return limit < kMaxPhysicalAddress ? limit : kMaxPhysicalAddress;
+}
+
+// Physical memory as the stub sees it: the identity map of 0..4 GiB, plus 1 GiB windows mapped on
+// demand above it (setup_data, or a kernel placed high by KASLR).
+class IdentityMemory final : public PhysicalMemory {
+ public:
+  const uint8_t* readable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
+  uint8_t* writable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
+
+ private:
+  uint8_t* pointer(uint64_t addr, uint64_t size) {
+    Range wanted = range_of(addr, size);
+    if ((wanted.empty() && size) || wanted.end > limit_) return nullptr;
+    if (!identity_mapped(addr, size) && !map_identity(addr, size)) return nullptr;
+    return reinterpret_cast<uint8_t*>(addr);
+  }
+  uint64_t limit_ = physical_address_limit();
+};
+
+// The application processors as the engine's frame workers: started when the engine has frames
+// to share (their stacks in its work area), parked again (INIT, wait-for-SIPI, as the firmware
+// left them) before the kernel starts them itself. Trouble leaves the boot CPU alone, with a
+// reason for kpack.debug; it never stops the boot.
+class ApplicationProcessors final : public FrameWorkers {
+ public:
+  ApplicationProcessors(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
+                        const StubRecord& record, PhysicalMemory& memory)
+      : params_(params) {
+    const char* text = command_line_text(env);
+    uint64_t length = command_line_length(env);
+    debug_ = command_line_has(text, length, "kpack.debug");
+    request_.params = &params;
+    request_.params_addr = reinterpret_cast<uint64_t>(&params);
+    request_.env = &env;
+    request_.memory = &memory;
+    request_.image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
+    uint64_t cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
+    request_.max_cpus = static_cast<uint32_t>(cpus < 1 ? 1 : cpus < kMaxCpus ? cpus : kMaxCpus);
+    request_.break_trampoline = command_line_has(text, length, "kpack.test_broken_trampoline");
+    stop_first_helper_ = command_line_has(text, length, "kpack.test_stopped_helper");
+  }
+
+  uint32_t max_helpers() const { return request_.max_cpus - 1; }
+
+  uint64_t memory_for(uint32_t count) const override { return smp::helper_memory_size(count); }
+
+  uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
+    work_ = work, arg_ = arg;
+    // unpack_for_boot has looked for the RSDP by now (a BIOS leaves it in low memory); after the
+    // EFI entries it is left out of boot_params, as stock's EFI stub leaves it, and read here.
+    request_.rsdp = params_.acpi_rsdp_addr;
+    if (!request_.rsdp) request_.rsdp = find_efi_rsdp(params_.efi_info, *request_.memory);
+    if (!request_.rsdp) request_.rsdp = find_bios_rsdp(*request_.memory);
+    request_.helper_memory = memory;
+    request_.work = &ApplicationProcessors::run;
+    request_.arg = this;
+    if (request_.max_cpus > count + 1) request_.max_cpus = count + 1;
+    return smp::start_helpers(request_, &report_);
+  }
+
+  void finish() override { returned_ = smp::park_helpers(); }
+
+  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size) override {
+    uint64_t start = rdtsc();
+    uint64_t pages = grow_emulated_tlb(ram, size);
+    if (index == 0) tlb_pages_ = pages, tlb_cycles_ = rdtsc() - start;
+  }
+
+  // kpack.test_stopped_helper: the first AP stays inside its first item until park_helpers gives
+  // up on it and sends INIT, as a CPU that overran the bounded wait would.
+  bool holds(uint32_t index) const override { return stop_first_helper_ && index == 1; }
+  void hold(uint32_t) override {
+    for (;;) asm volatile("pause");
+  }
+
+  HelperCounts counts() const {
+    return {report_.found,  report_.started,   __atomic_load_n(&ran_, __ATOMIC_RELAXED),
+            returned_,      report_.abandoned, report_.start_cycles,
+            report_.problem};
+  }
+
+  void print(const UnpackResult& result, const StubRecord& record) const {
+    if (!debug_) return;
+    print_helper_counts(counts(), result, record);
+    if (tlb_pages_)
+      serial::print("kpack: QEMU TCG: software TLB grown, %lu pages touched, cycles=%lu\n", tlb_pages_, tlb_cycles_);
+  }
+
+ private:
+  static void run(void* self, uint32_t index) {
+    auto* aps = static_cast<ApplicationProcessors*>(self);
+    __atomic_fetch_add(&aps->ran_, 1, __ATOMIC_RELAXED);
+    aps->work_(aps->arg_, index);
+  }
+
+  const boot::BootParams& params_;
+  smp::HelperRequest request_;
+  smp::HelperReport report_;
+  bool debug_ = false;
+  bool stop_first_helper_ = false;
+  void (*work_)(void*, uint32_t) = nullptr;
+  void* arg_ = nullptr;
+  uint32_t ran_ = 0;
+  uint32_t returned_ = 0;
+  uint64_t tlb_pages_ = 0;  // the boot CPU's grow_emulated_tlb
+  uint64_t tlb_cycles_ = 0;
+};
+
+// On a UEFI machine entered through the boot protocol (GRUB's EFI `linux`): the ACPI root pointer
+// the firmware's configuration table names, ahead of unpack_for_boot's BIOS scan, in the stock
+// decompressor's order.
+void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
+  if (!params->acpi_rsdp_addr) params->acpi_rsdp_addr = find_efi_rsdp(params->efi_info, memory);
+}
+
+// kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
+// it), so the bytes still zero at its bottom were never used; tests/smp/smp-boot.sh fails a stub
+// that comes near the end, which would run into the data below it (the SMP helpers' state first).
+void print_stack_use(const BootEnvironment& env) {
+  if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
+  const uint8_t* unused = boot_stack;
+  while (unused < boot_stack_top && *unused == 0) ++unused;
+  serial::print("kpack: stack bytes=%lu of %lu\n", static_cast<uint64_t>(boot_stack_top - unused),
+                static_cast<uint64_t>(boot_stack_top - boot_stack));
+}
+
+// kpack.debug: which map free memory came from, so a test can tell the EFI one was used.
+void print_ram_source(const BootEnvironment& env) {
+  if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
+  serial::write(env.free_from_efi_map ? "kpack: free memory from the EFI memory map\n"
+                                      : "kpack: free memory from e820\n");
+}
+
+// The run record in a free page off the kernel and the image: the kernel reserves every setup_data
+// node before it allocates anything. No room leaves the boot without one.
+void leave_run_record(boot::BootParams* params, const BootEnvironment& env, Range image, const UnpackResult& result,
+                      const HelperCounts& helpers, RunRecord& run, PhysicalMemory& memory) {
+  record_result(run, result, helpers);
+  Range kernel = range_of(result.base, result.kernel.span());
+  uint64_t address = 0;
+  if (!place_run_record(env.free, kernel, image, &address)) return;
+  uint8_t* node = memory.writable(address, kRunRecordNodeSize);
+  if (!node) return;
+  link_run_record(*params, address, node, run)->kernel_entry_tsc = rdtsc();
+}
+
+// The paging mode the kernel starts in, as the stock decompressor picks it. The switch runs from
+// two low pages nothing live holds (the APs are parked by now); without such pages a kernel that
+// could have had 5 levels gets 4, but one that cannot run with 5 stops here.
+void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment& env, Range image,
+                           const StubRecord& record) {
+  bool five_levels = kernel_wants_five_levels(record, command_line_text(env), command_line_length(env));
+  if (five_levels == five_level_paging_on()) return;
+  uint64_t low_pages = 0;
+  if (!find_low_pages(params, reinterpret_cast<uint64_t>(&params), env, image, kLevelSwitchSize, &low_pages)) {
+    if (five_levels) return;
+    halt_with(fail("no free low memory to leave 5-level paging for a kernel without it", 0, kLevelSwitchSize));
+  }
+  StubStatus status = switch_paging_levels(five_levels, low_pages);
+  if (!status.ok()) halt_with(status);
+}
+
+}  // namespace
+}  // namespace kpack
+
+uint8_t entered_at_startup_32 = 0;
+
+extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record) {
+  using namespace kpack;
+  BootOptions options;
+  const EfiHandoff& efi = efi_handoff;
+  options.start_tsc = efi.active ? efi.start_tsc : rdtsc();
+  RunEntry entry = efi.active ? efi.entry : entered_at_startup_32 ? RunEntry::kLegacy : RunEntry::kLegacy64;
+  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, options.start_tsc);
+  options.run = &run;
+  options.extra_entropy = efi.entropy;
+  options.extra_entropy_size = efi.active ? efi.entropy_size : 0;
+  enable_avx_registers();
+  IdentityMemory memory;
+  BootEnvironment env;
+  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env,
+                                            efi.active ? RamSource::kEfiMapOnly : RamSource::kEfiMapWhenPresent,
+                                            reinterpret_cast<uint64_t>(image_base));
+  if (!status.ok()) halt_with(status);
+  print_ram_source(env);
+  // Stock's EFI stub leaves acpi_rsdp_addr at 0 (the kernel reads the configuration table); the
+  // stock decompressor behind a boot-protocol loader fills it.
+  if (!efi.active) store_efi_rsdp(params, memory);
+  options.bios_machine = !efi.active;
+  options.env = &env;
+  ApplicationProcessors helpers(*params, env, image_base, *record, memory);
+  options.workers = &helpers;
+  options.max_workers = helpers.max_helpers();
+  UnpackResult result;
+  status = unpack_for_boot(params, image_base, *record, memory, options, &result);
+  if (!status.ok()) halt_with(status);
+  helpers.print(result, *record);
+  print_stack_use(env);
+  // Both keep off the loaded image: the paging switch's low pages and the record's page.
+  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record->image_size);
+  hand_over_paging_mode(*params, env, image, *record);
+  leave_run_record(params, env, image, result, helpers.counts(), run, memory);
+  return result.entry;
+}

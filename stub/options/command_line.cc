@@ -1,0 +1,28 @@
+#include "stub/options/command_line.h"
+
+namespace kpack {
+
+bool command_line_has(const char* text, uint64_t length, const char* word) {
+  return command_line::has_flag(command_line::Bytes{text}, uint64_t{0}, length, word);
+}
+
+uint64_t command_line_number(const char* text, uint64_t length, const char* key, uint64_t fallback) {
+  constexpr uint64_t kMaxDigits = 19;  // below 2^64 whatever they are
+  command_line::Bytes read{text};
+  uint64_t result = fallback;
+  command_line::for_each_word(read, uint64_t{0}, length, [&](const command_line::Word<uint64_t>& word) {
+    uint64_t digits = word.value_end - word.value_begin;
+    if (!command_line::has_key(read, word, key) || digits == 0 || digits > kMaxDigits) return false;
+    uint64_t value = 0;
+    for (uint64_t at = word.value_begin; at < word.value_end; ++at) {
+      uint8_t c = read(at);
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + (c - '0');
+    }
+    result = value;
+    return false;
+  });
+  return result;
+}
+
+}  // namespace kpack

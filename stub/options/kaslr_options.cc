@@ -1,0 +1,116 @@
+#include "stub/options/kaslr_options.h"
+
+#include "stub/options/command_line.h"
+
+namespace kpack {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+bool starts_with(const char* text, uint64_t length, const char* prefix) {
+  uint64_t i = 0;
+  for (; prefix[i]; ++i)
+    if (i >= length || text[i] != prefix[i]) return false;
+  return true;
+}
+
+// memparse(): a number (decimal, 0x hex or 0 octal) with an optional K/M/G/T/P/E suffix.
+uint64_t parse_size(const char*& p, const char* end) {
+  uint64_t base = 10, value = 0;
+  if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+    base = 16;
+    p += 2;
+  } else if (p < end && p[0] == '0') {
+    base = 8;
+  }
+  for (; p < end; ++p) {
+    uint64_t digit;
+    if (*p >= '0' && *p <= '9')
+      digit = static_cast<uint64_t>(*p - '0');
+    else if (base == 16 && *p >= 'a' && *p <= 'f')
+      digit = static_cast<uint64_t>(*p - 'a' + 10);
+    else if (base == 16 && *p >= 'A' && *p <= 'F')
+      digit = static_cast<uint64_t>(*p - 'A' + 10);
+    else
+      break;
+    if (digit >= base) break;
+    value = value * base + digit;
+  }
+  if (p < end) {
+    uint32_t shift = 0;
+    switch (*p) {
+      case 'E':
+      case 'e': shift += 10; [[fallthrough]];
+      case 'P':
+      case 'p': shift += 10; [[fallthrough]];
+      case 'T':
+      case 't': shift += 10; [[fallthrough]];
+      case 'G':
+      case 'g': shift += 10; [[fallthrough]];
+      case 'M':
+      case 'm': shift += 10; [[fallthrough]];
+      case 'K':
+      case 'k':
+        shift += 10;
+        ++p;
+        break;
+      default: break;
+    }
+    value <<= shift;
+  }
+  return value;
+}
+
+// One memmap= value: comma-separated nn[KMG]{@#$!%}ss entries, or nn alone (a memory limit).
+void parse_memmap(const char* p, const char* end, KaslrOptions& o) {
+  while (p < end) {
+    const char* item_end = p;
+    while (item_end < end && *item_end != ',') ++item_end;
+    if (starts_with(p, static_cast<uint64_t>(item_end - p), "exactmap")) {
+      p = item_end + 1;
+      continue;
+    }
+    uint64_t size = parse_size(p, item_end);
+    if (p == item_end) {
+      if (size && size < o.memory_limit) o.memory_limit = size;
+    } else if (*p == '#' || *p == '$' || *p == '!') {
+      ++p;
+      uint64_t start = parse_size(p, item_end);
+      if (o.avoid_count == kMaxMemmapRegions)
+        o.too_many_memmaps = true;
+      else
+        o.avoid[o.avoid_count++] = range_of(start, size);
+    }
+    // nn@ss (usable RAM) and nn%ss (a type change) keep nothing away from the kernel.
+    p = item_end + 1;
+  }
+}
+
+}  // namespace
+
+KaslrOptions parse_kaslr_options(const char* text, uint64_t length) {
+  KaslrOptions o;
+  bool gigantic_page_size = false;
+  command_line::Bytes read{text};
+  command_line::for_each_word(read, uint64_t{0}, length, [&](const command_line::Word<uint64_t>& word) {
+    const char* value = text + word.value_begin;
+    const char* value_end = text + word.value_end;
+    auto is = [&](const char* key) { return command_line::has_key(read, word, key) && value != value_end; };
+    if (command_line::is_flag(read, word, "nokaslr")) {
+      o.disabled = true;
+    } else if (is("mem")) {
+      uint64_t limit = parse_size(value, value_end);
+      if (limit && limit < o.memory_limit) o.memory_limit = limit;
+    } else if (is("memmap")) {
+      parse_memmap(value, value_end, o);
+    } else if (is("hugepagesz")) {
+      gigantic_page_size = parse_size(value, value_end) == kGiB;
+    } else if (is("hugepages")) {
+      if (gigantic_page_size) o.gigantic_pages = parse_size(value, value_end);
+    }
+    return false;
+  });
+  return o;
+}
+
+}  // namespace kpack

@@ -1,0 +1,27 @@
+// What the kernel command line says about where the kernel may go, read as the stock decompressor
+// reads it (arch/x86/boot/compressed/kaslr.c): nokaslr, mem=, memmap=, hugepagesz=1G hugepages=N.
+#pragma once
+
+#include <stdint.h>
+
+#include "stub/base/range.h"
+
+namespace kpack {
+
+// MAXMEM with 4-level paging: the kernel's direct map ends at 64 TiB.
+inline constexpr uint64_t kMaxPhysicalAddress = 1ull << 46;
+inline constexpr uint32_t kMaxMemmapRegions = 4;
+
+// What the kernel command line says about placement.
+struct KaslrOptions {
+  bool disabled = false;                        // nokaslr
+  uint64_t memory_limit = kMaxPhysicalAddress;  // mem=nn, memmap=nn
+  Range avoid[kMaxMemmapRegions];               // memmap=nn#ss, nn$ss, nn!ss
+  uint32_t avoid_count = 0;
+  bool too_many_memmaps = false;  // more than four: no physical randomization
+  uint64_t gigantic_pages = 0;    // hugepagesz=1G hugepages=N keeps N 1 GiB pages free
+};
+
+KaslrOptions parse_kaslr_options(const char* command_line, uint64_t length);
+
+}  // namespace kpack

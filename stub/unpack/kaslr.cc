@@ -1,0 +1,85 @@
+#include "stub/unpack/kaslr.h"
+
+#include "formats/le.h"
+#include "stub/unpack/relocation_table.h"
+
+namespace kpack {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kVirtualAlignment = 2ull << 20;
+
+}  // namespace
+
+uint64_t count_slots(const FreeMemory& free, uint64_t size, uint64_t alignment, uint64_t floor, uint64_t limit) {
+  uint64_t slots = 0;
+  for (uint32_t i = 0; i < free.count(); ++i) {
+    Range r = free.at(i);
+    if (r.end > limit) r.end = limit;
+    uint64_t first = align_up(r.begin > floor ? r.begin : floor, alignment);
+    if (first < r.begin || first >= r.end || r.end - first < size) continue;
+    slots += (r.end - first - size) / alignment + 1;
+  }
+  return slots;
+}
+
+uint64_t slot_address(const FreeMemory& free, uint64_t size, uint64_t alignment, uint64_t floor, uint64_t limit,
+                      uint64_t index) {
+  for (uint32_t i = 0; i < free.count(); ++i) {
+    Range r = free.at(i);
+    if (r.end > limit) r.end = limit;
+    uint64_t first = align_up(r.begin > floor ? r.begin : floor, alignment);
+    if (first < r.begin || first >= r.end || r.end - first < size) continue;
+    uint64_t here = (r.end - first - size) / alignment + 1;
+    if (index < here) return first + index * alignment;
+    index -= here;
+  }
+  return 0;
+}
+
+StubStatus apply_kaslr_options(const KaslrOptions& options, FreeMemory& free) {
+  for (uint32_t i = 0; i < options.avoid_count; ++i) KPACK_TRY(free.remove(options.avoid[i]));
+  KPACK_TRY(free.remove(Range{options.memory_limit, ~0ull}));
+  // The kernel reserves its 1 GiB pages early, from the lowest aligned gigabytes of RAM.
+  uint64_t pages = options.gigantic_pages;
+  for (uint32_t i = 0; i < free.count() && pages;) {
+    Range r = free.at(i);
+    uint64_t first = align_up(r.begin, kGiB);
+    if (first < r.begin || first >= r.end || r.end - first < kGiB) {
+      ++i;
+      continue;
+    }
+    uint64_t here = (r.end - first) / kGiB;
+    if (here > pages) here = pages;
+    pages -= here;
+    KPACK_TRY(free.remove(Range{first, first + here * kGiB}));
+    // The ranges shifted; start over from the same index, which now holds what lay below `first`.
+    if (first > r.begin) ++i;
+  }
+  return StubStatus::success();
+}
+
+uint64_t random_virtual_offset(uint64_t link_address, uint64_t span, uint64_t random, uint64_t* slots) {
+  *slots = 0;
+  if (link_address > kKernelImageSize || span > kKernelImageSize - link_address) return 0;
+  *slots = (kKernelImageSize - link_address - span) / kVirtualAlignment + 1;
+  return random % *slots * kVirtualAlignment;
+}
+
+uint64_t mix_entropy(uint64_t state, uint64_t value) {
+  // splitmix64's finalizer over the running state: every input bit reaches every output bit.
+  uint64_t z = state ^ (value + 0x9e3779b97f4a7c15ull + (state << 6) + (state >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t mix_entropy(uint64_t state, const uint8_t* bytes, uint64_t size) {
+  uint64_t i = 0;
+  for (; i + 8 <= size; i += 8) state = mix_entropy(state, load_le<uint64_t>(bytes + i));
+  uint64_t tail = 0;
+  for (uint64_t k = 0; i + k < size; ++k) tail |= uint64_t{bytes[i + k]} << (8 * k);
+  return mix_entropy(state, tail ^ (size << 56));
+}
+
+}  // namespace kpack

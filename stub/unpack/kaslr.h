@@ -1,0 +1,36 @@
+// KASLR as the stock decompressor does it (arch/x86/boot/compressed/kaslr.c), in the engine so the
+// host can test it: what the command line asks for, a uniformly drawn 2 MiB-aligned physical slot
+// in free memory, a random virtual offset in the kernel's 1 GiB window, and the mixing of whatever
+// entropy the stub gathered into the random numbers that pick them.
+#pragma once
+
+#include <stdint.h>
+
+#include "stub/machine/free_memory.h"
+#include "stub/base/range.h"
+#include "stub/options/kaslr_options.h"
+
+namespace kpack {
+
+// The number of `alignment`-aligned addresses a >= floor with [a, a + size) free and below `limit`.
+uint64_t count_slots(const FreeMemory& free, uint64_t size, uint64_t alignment, uint64_t floor, uint64_t limit);
+
+// Slot number `index` (< count_slots) of the same set, in address order.
+uint64_t slot_address(const FreeMemory& free, uint64_t size, uint64_t alignment, uint64_t floor, uint64_t limit,
+                      uint64_t index);
+
+// Removes what the options keep away from a random kernel: memmap= regions, RAM at or above the
+// memory limit, and the first `gigantic_pages` free 1 GiB-aligned gigabytes.
+StubStatus apply_kaslr_options(const KaslrOptions& options, FreeMemory& free);
+
+// The virtual offset (a multiple of 2 MiB, added to the link-time virtual base) of a kernel linked
+// at `link_address` spanning `span` bytes, drawn from `random`: [0, 1 GiB - link_address - span].
+// `slots` receives how many there were to choose from.
+uint64_t random_virtual_offset(uint64_t link_address, uint64_t span, uint64_t random, uint64_t* slots);
+
+// Folds `size` bytes into a 64-bit state; the stub feeds boot_params, the SETUP_RNG_SEED node,
+// RDRAND, RDTSC or the i8254 through it.
+uint64_t mix_entropy(uint64_t state, const uint8_t* bytes, uint64_t size);
+uint64_t mix_entropy(uint64_t state, uint64_t value);
+
+}  // namespace kpack

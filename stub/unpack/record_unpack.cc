@@ -1,0 +1,33 @@
+#include "stub/unpack/record_unpack.h"
+
+#include "stub/entry/record_check.h"
+
+namespace kpack {
+
+StubStatus unpack_from_record(const StubRecord& info, uint64_t record_offset, uint64_t image_base,
+                              const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
+                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers, uint32_t max_workers) {
+  KPACK_TRY(check_stub_record(info, record_offset));
+  UnpackRequest request;
+  request.codec = static_cast<Codec>(uint32_t{info.codec});
+  request.payload_addr = image_base + info.payload_offset;
+  request.payload_size = info.payload_size;
+  request.image = range_of(image_base, info.image_size);
+  if (request.image.empty() || request.payload_addr < image_base)
+    return fail("the image wraps around the address space", image_base, info.image_size);
+  request.min_kernel_address = info.min_kernel_address;
+  request.min_alignment = info.kernel_alignment;
+  request.relocations_size = info.relocations_size;
+  request.kaslr = kaslr;
+  request.frame_table_addr = image_base + info.frame_table_offset;
+  request.frame_count = info.frame_count;
+  request.digest = static_cast<FrameDigest>(uint32_t{info.digest});
+  request.workers = workers;
+  request.max_workers = max_workers;
+  bool raw = request.codec == Codec::kRaw;
+  // Raw payloads run where they were loaded unless the packer asked for the copy a random slot costs.
+  if (raw && !(info.flags & kStubRandomizeRawPhysically)) request.kaslr.physical = false;
+  return unpack_kernel(request, free, memory, trace, result);
+}
+
+}  // namespace kpack

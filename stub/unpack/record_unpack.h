@@ -1,0 +1,22 @@
+// The packer's record (StubRecord, formats/kpack_image.h) turned into the one engine run that
+// the stub, `kpack info`'s placement report and the host benchmark all make.
+#pragma once
+
+#include <stdint.h>
+
+#include "formats/kpack_image.h"
+#include "stub/machine/free_memory.h"
+#include "stub/base/physical_memory.h"
+#include "stub/base/status.h"
+#include "stub/unpack/unpack.h"
+
+namespace kpack {
+
+// Checks the record, then unpacks the kernel of the protected-mode part loaded at `image_base`,
+// randomized as `kaslr` asks (a raw image moves to a random slot only if its record says so).
+StubStatus unpack_from_record(const StubRecord& info, uint64_t record_offset, uint64_t image_base,
+                              const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
+                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers = nullptr,
+                              uint32_t max_workers = 0);
+
+}  // namespace kpack
