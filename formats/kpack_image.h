@@ -123,7 +123,7 @@ constexpr uint64_t stub_record_offset(uint64_t kernel_info_offset) { return kern
 namespace kpack {
 
 // Where the stub's parts begin, for the PE sections the packer describes (page-aligned offsets
-// from the start of the protected-mode part) and its two EFI entry points. The linker script
+// from the start of the protected-mode part), its two EFI entry points and its PVH entry. The linker script
 // computes the values; the block sits at a fixed offset inside the 32-bit entry's space.
 inline constexpr uint8_t kStubLayoutMagic[8] = {'k', 'p', 'a', 'c', 'k', 'L', 'A', 'Y'};
 inline constexpr uint32_t kStubLayoutOffset = 0x1C0;
@@ -133,8 +133,14 @@ struct StubLayout {
   ul32 data_start;      // writable data, the stack and the page tables, up to the record
   ul32 efi_entry;       // the PE entry point: efi_status entry(handle, system_table), MS ABI
   ul32 handover_entry;  // the EFI handover entry (64-bit): entry(handle, system_table, boot_params)
+  ul32 pvh_entry;       // the PVH entry (32-bit, paging off, EBX = hvm_start_info): an ELF image's note
 };
-static_assert(sizeof(StubLayout) == 24);
+static_assert(sizeof(StubLayout) == 28);
+static_assert(offsetof(StubLayout, rodata_start) == 8);
+static_assert(offsetof(StubLayout, data_start) == 12);
+static_assert(offsetof(StubLayout, efi_entry) == 16);
+static_assert(offsetof(StubLayout, handover_entry) == 20);
+static_assert(offsetof(StubLayout, pvh_entry) == 24);
 static_assert(kStubLayoutOffset + sizeof(StubLayout) <= 0x200, "the 64-bit entry is at 0x200");
 
 }  // namespace kpack

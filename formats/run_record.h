@@ -22,6 +22,7 @@ enum class RunEntry : uint32_t {
   kLegacy64 = 2,     // the boot protocol's 64-bit entry (kexec, direct-boot VMMs)
   kEfiPe = 3,        // UEFI LoadImage/StartImage
   kEfiHandover = 4,  // the EFI handover protocol (GRUB's linuxefi)
+  kPvh = 5,          // the Xen PVH direct boot ABI (an ELF's PHYS32_ENTRY note: QEMU, Cloud Hypervisor, Firecracker)
 };
 
 inline constexpr const char* run_entry_name(RunEntry entry) {
@@ -30,6 +31,7 @@ inline constexpr const char* run_entry_name(RunEntry entry) {
     case RunEntry::kLegacy64: return "boot protocol 64-bit";
     case RunEntry::kEfiPe: return "EFI PE";
     case RunEntry::kEfiHandover: return "EFI handover";
+    case RunEntry::kPvh: return "PVH";
   }
   return "unknown";
 }

@@ -14,8 +14,6 @@
 
 namespace kpack {
 
-EfiHandoff efi_handoff;
-
 namespace {
 
 // Each phase's TSC cycle count goes to the run record and, with kpack.debug on the command line,
@@ -42,15 +40,17 @@ class DebugTrace final : public UnpackTrace {
 // KASLR as the stock decompressor does it unless the command line says nokaslr: both bases drawn
 // from boot_params, QEMU's SETUP_RNG_SEED node (read, never changed), the entry's own entropy
 // (EFI_RNG_PROTOCOL) and the CPU's.
-KaslrRequest kaslr_request(const boot::BootParams& params, const BootEnvironment& env, PhysicalMemory& memory,
-                           const BootOptions& options) {
+KaslrRequest kaslr_request(const Handover& handover, const StubOptions& options, const BootEnvironment& env,
+                           PhysicalMemory& memory) {
   KaslrRequest kaslr;
-  kaslr.options = parse_kaslr_options(command_line_text(env), command_line_length(env));
+  kaslr.options = options.kaslr;
   if (kaslr.options.disabled) return kaslr;
+  const boot::BootParams& params = *handover.params;
   uint64_t state = mix_entropy(0x6b7061636b61736cull, reinterpret_cast<const uint8_t*>(&params), sizeof(params));
   if (const uint8_t* seed = memory.readable(env.rng_seed.begin, env.rng_seed.size()); seed && !env.rng_seed.empty())
     state = mix_entropy(state, seed, env.rng_seed.size());
-  if (options.extra_entropy_size) state = mix_entropy(state, options.extra_entropy, options.extra_entropy_size);
+  const FirmwareFacts& firmware = handover.firmware;
+  if (firmware.entropy_size) state = mix_entropy(state, firmware.entropy, firmware.entropy_size);
   state = mix_cpu_entropy(state);
   kaslr.physical = kaslr.virtual_base = true;
   kaslr.physical_random = mix_entropy(state, 1);
@@ -82,9 +82,9 @@ constexpr uint32_t kCpuidLa57 = 1u << 16;  // CPUID 7.ECX
 
 }  // namespace
 
-bool kernel_wants_five_levels(const StubRecord& record, const char* command_line, uint64_t length) {
+bool kernel_wants_five_levels(const StubRecord& record, const StubOptions& options) {
   bool cpu_has_la57 = cpuid(0).eax >= 7 && (cpuid(7).ecx & kCpuidLa57);
-  return wants_five_level_paging(record.flags & kStubKernelFiveLevel, cpu_has_la57, command_line, length);
+  return wants_five_level_paging(record.flags & kStubKernelFiveLevel, cpu_has_la57, options.no_five_level);
 }
 
 bool five_level_paging_on() {
@@ -126,30 +126,28 @@ void print_helper_counts(const HelperCounts& counts, const UnpackResult& result,
   if (!counts.problem.ok()) print_status("kpack: cpus: one CPU: ", counts.problem);
 }
 
-StubStatus unpack_for_boot(boot::BootParams* params, uint8_t* image_base, const StubRecord& record,
-                           PhysicalMemory& memory, const BootOptions& options, UnpackResult* result) {
-  // What the loader handed over: usable RAM minus everything live.
-  BootEnvironment own_env;
-  if (!options.env) KPACK_TRY(read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &own_env));
-  const BootEnvironment& env = options.env ? *options.env : own_env;
-  bool debug = command_line_has(command_line_text(env), command_line_length(env), "kpack.debug");
-  DebugTrace trace(debug, options.start_tsc, options.run);
-  KaslrRequest kaslr = kaslr_request(*params, env, memory, options);
+StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options, const BootResources& resources,
+                           UnpackResult* result) {
+  boot::BootParams* params = handover.params;
+  PhysicalMemory& memory = *resources.memory;
+  DebugTrace trace(options.debug, handover.start_tsc, resources.run);
+  KaslrRequest kaslr = kaslr_request(handover, options, *resources.env, memory);
   // The kernel randomizes its own memory regions only when told KASLR is on.
   params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |
                                                (kaslr.options.disabled ? 0 : boot::kKaslrFlag));
   // The ACPI root pointer, as the stock decompressor hands it over on a BIOS machine. Under EFI
   // the kernel takes it from the firmware's configuration table.
-  if (!params->acpi_rsdp_addr && options.bios_machine) params->acpi_rsdp_addr = find_bios_rsdp(memory);
+  if (!params->acpi_rsdp_addr && !handover.efi_application) params->acpi_rsdp_addr = find_bios_rsdp(memory);
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.
-  uint64_t base = reinterpret_cast<uint64_t>(image_base);
-  uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - image_base;
-  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, env.free, memory, trace, result,
-                                         options.workers, options.max_workers);
+  const StubRecord& record = *handover.record;
+  uint64_t base = reinterpret_cast<uint64_t>(handover.image_base);
+  uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - handover.image_base;
+  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, resources.env->free, memory, trace, result,
+                                         resources.workers, resources.max_workers);
   if (!status.ok()) return status;
-  if (debug) print_summary(record, base, *result, options.start_tsc, trace.total());
+  if (options.debug) print_summary(record, base, *result, handover.start_tsc, trace.total());
   return StubStatus::success();
 }
 

@@ -54,21 +54,17 @@ class IdentityMemory final : public PhysicalMemory {
 // reason for kpack.debug; it never stops the boot.
 class ApplicationProcessors final : public FrameWorkers {
  public:
-  ApplicationProcessors(const boot::BootParams& params, const BootEnvironment& env, uint8_t* image_base,
-                        const StubRecord& record, PhysicalMemory& memory)
-      : params_(params) {
-    const char* text = command_line_text(env);
-    uint64_t length = command_line_length(env);
-    debug_ = command_line_has(text, length, "kpack.debug");
-    request_.params = &params;
-    request_.params_addr = reinterpret_cast<uint64_t>(&params);
+  ApplicationProcessors(const Handover& handover, const StubOptions& options, const BootEnvironment& env,
+                        PhysicalMemory& memory)
+      : params_(*handover.params), debug_(options.debug), stop_first_helper_(options.test_stopped_helper) {
+    request_.params = handover.params;
+    request_.params_addr = reinterpret_cast<uint64_t>(handover.params);
     request_.env = &env;
     request_.memory = &memory;
-    request_.image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
-    uint64_t cpus = command_line_number(text, length, "kpack.cpus", kMaxCpus);
-    request_.max_cpus = static_cast<uint32_t>(cpus < 1 ? 1 : cpus < kMaxCpus ? cpus : kMaxCpus);
-    request_.break_trampoline = command_line_has(text, length, "kpack.test_broken_trampoline");
-    stop_first_helper_ = command_line_has(text, length, "kpack.test_stopped_helper");
+    request_.image = range_of(reinterpret_cast<uint64_t>(handover.image_base), handover.record->image_size);
+    uint64_t cpus = options.cpus ? options.cpus : kMaxCpus;
+    request_.max_cpus = static_cast<uint32_t>(cpus < kMaxCpus ? cpus : kMaxCpus);
+    request_.break_trampoline = options.test_broken_trampoline;
   }
 
   uint32_t max_helpers() const { return request_.max_cpus - 1; }
@@ -125,10 +121,10 @@ class ApplicationProcessors final : public FrameWorkers {
   }
 
   const boot::BootParams& params_;
+  bool debug_;
+  bool stop_first_helper_;
   smp::HelperRequest request_;
   smp::HelperReport report_;
-  bool debug_ = false;
-  bool stop_first_helper_ = false;
   void (*work_)(void*, uint32_t) = nullptr;
   void* arg_ = nullptr;
   uint32_t ran_ = 0;
@@ -147,8 +143,7 @@ void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
 // kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
 // it), so the bytes still zero at its bottom were never used; tests/smp/smp-boot.sh fails a stub
 // that comes near the end, which would run into the data below it (the SMP helpers' state first).
-void print_stack_use(const BootEnvironment& env) {
-  if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
+void print_stack_use() {
   const uint8_t* unused = boot_stack;
   while (unused < boot_stack_top && *unused == 0) ++unused;
   serial::print("kpack: stack bytes=%lu of %lu\n", static_cast<uint64_t>(boot_stack_top - unused),
@@ -157,7 +152,6 @@ void print_stack_use(const BootEnvironment& env) {
 
 // kpack.debug: which map free memory came from, so a test can tell the EFI one was used.
 void print_ram_source(const BootEnvironment& env) {
-  if (!command_line_has(command_line_text(env), command_line_length(env), "kpack.debug")) return;
   serial::write(env.free_from_efi_map ? "kpack: free memory from the EFI memory map\n"
                                       : "kpack: free memory from e820\n");
 }
@@ -179,8 +173,8 @@ void leave_run_record(boot::BootParams* params, const BootEnvironment& env, Rang
 // two low pages nothing live holds (the APs are parked by now); without such pages a kernel that
 // could have had 5 levels gets 4, but one that cannot run with 5 stops here.
 void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment& env, Range image,
-                           const StubRecord& record) {
-  bool five_levels = kernel_wants_five_levels(record, command_line_text(env), command_line_length(env));
+                           const StubRecord& record, const StubOptions& options) {
+  bool five_levels = kernel_wants_five_levels(record, options);
   if (five_levels == five_level_paging_on()) return;
   uint64_t low_pages = 0;
   if (!find_low_pages(params, reinterpret_cast<uint64_t>(&params), env, image, kLevelSwitchSize, &low_pages)) {
@@ -191,45 +185,62 @@ void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment
   if (!status.ok()) halt_with(status);
 }
 
+// The common boot path every entry hands over to, after the firmware: memory through the stub's own
+// identity map, the application processors as helpers, and any error halts with its line on COM1.
+// Returns the kernel's entry point.
+uint64_t stub_main(const Handover& handover) {
+  RunRecord run =
+      start_run_record(static_cast<Codec>(uint32_t{handover.record->codec}), handover.entry, handover.start_tsc);
+  enable_avx_registers();
+  IdentityMemory memory;
+  boot::BootParams* params = handover.params;
+  uint8_t* image_base = handover.image_base;
+  const StubRecord& record = *handover.record;
+  BootEnvironment env;
+  StubStatus status =
+      read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env,
+                            handover.efi_application ? RamSource::kEfiMapOnly : RamSource::kEfiMapWhenPresent,
+                            reinterpret_cast<uint64_t>(image_base));
+  if (!status.ok()) halt_with(status);
+  StubOptions options = read_stub_options(env);
+  if (options.debug) print_ram_source(env);
+  // Stock's EFI stub leaves acpi_rsdp_addr at 0 (the kernel reads the configuration table); the
+  // stock decompressor behind a boot-protocol loader fills it.
+  if (!handover.efi_application) store_efi_rsdp(params, memory);
+  ApplicationProcessors helpers(handover, options, env, memory);
+  BootResources resources{&memory, &env, &helpers, helpers.max_helpers(), &run};
+  UnpackResult result;
+  status = unpack_for_boot(handover, options, resources, &result);
+  if (!status.ok()) halt_with(status);
+  helpers.print(result, record);
+  if (options.debug) print_stack_use();
+  // Both keep off the loaded image: the paging switch's low pages and the record's page.
+  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
+  hand_over_paging_mode(*params, env, image, record, options);
+  leave_run_record(params, env, image, result, helpers.counts(), run, memory);
+  return result.entry;
+}
+
 }  // namespace
 }  // namespace kpack
 
-uint8_t entered_at_startup_32 = 0;
-
-extern "C" uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record) {
+// entry64.S, for every entry once it runs on the stub's identity map: `entry` says which
+// (RunEntry), and `firmware` is what an EFI entry kept from the firmware (null for the others).
+extern "C" uint64_t stub_entry(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record,
+                               uint32_t entry, const kpack::FirmwareFacts* firmware) {
   using namespace kpack;
-  BootOptions options;
-  const EfiHandoff& efi = efi_handoff;
-  options.start_tsc = efi.active ? efi.start_tsc : rdtsc();
-  RunEntry entry = efi.active ? efi.entry : entered_at_startup_32 ? RunEntry::kLegacy : RunEntry::kLegacy64;
-  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, options.start_tsc);
-  options.run = &run;
-  options.extra_entropy = efi.entropy;
-  options.extra_entropy_size = efi.active ? efi.entropy_size : 0;
-  enable_avx_registers();
-  IdentityMemory memory;
-  BootEnvironment env;
-  StubStatus status = read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env,
-                                            efi.active ? RamSource::kEfiMapOnly : RamSource::kEfiMapWhenPresent,
-                                            reinterpret_cast<uint64_t>(image_base));
-  if (!status.ok()) halt_with(status);
-  print_ram_source(env);
-  // Stock's EFI stub leaves acpi_rsdp_addr at 0 (the kernel reads the configuration table); the
-  // stock decompressor behind a boot-protocol loader fills it.
-  if (!efi.active) store_efi_rsdp(params, memory);
-  options.bios_machine = !efi.active;
-  options.env = &env;
-  ApplicationProcessors helpers(*params, env, image_base, *record, memory);
-  options.workers = &helpers;
-  options.max_workers = helpers.max_helpers();
-  UnpackResult result;
-  status = unpack_for_boot(params, image_base, *record, memory, options, &result);
-  if (!status.ok()) halt_with(status);
-  helpers.print(result, *record);
-  print_stack_use(env);
-  // Both keep off the loaded image: the paging switch's low pages and the record's page.
-  Range image = range_of(reinterpret_cast<uint64_t>(image_base), record->image_size);
-  hand_over_paging_mode(*params, env, image, *record);
-  leave_run_record(params, env, image, result, helpers.counts(), run, memory);
-  return result.entry;
+  Handover handover;
+  handover.start_tsc = rdtsc();
+  handover.params = params;
+  handover.image_base = image_base;
+  handover.record = record;
+  handover.entry = static_cast<RunEntry>(entry);
+  if (firmware) {
+    // A copy before anything is decoded: the EFI entry's page is free memory to the kernel.
+    handover.firmware = *firmware;
+    handover.efi_application = true;
+    handover.entry = firmware->entry;
+    handover.start_tsc = firmware->start_tsc;
+  }
+  return stub_main(handover);
 }

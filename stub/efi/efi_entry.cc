@@ -13,6 +13,8 @@
 #include "stub/runtime/asm_symbols.h"
 #include "stub/machine/boot_environment.h"
 #include "stub/boot/boot.h"
+#include "stub/boot/handover.h"
+#include "stub/options/stub_options.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/efi/efi_tpm.h"
 #include "stub/arch/cpu.h"
@@ -81,9 +83,9 @@ uint64_t length(const char* text) {
   return n;
 }
 
-// Whether the command line holds `word` (kpack.debug, the test switches).
-bool command_line_says(const boot::BootParams& params, const char* word) {
-  return command_line_has(command_line(params), length(command_line(params)), word);
+// The stub's options, as the EFI entry needs them before the common path reads them itself.
+StubOptions read_options(const boot::BootParams& params) {
+  return parse_stub_options(command_line(params), length(command_line(params)));
 }
 
 // boot_params.secure_boot as the Linux EFI stub reports it (efi_secureboot_mode).
@@ -171,22 +173,22 @@ Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
 
 // A confidential VM's boot (unpack_for_boot) with the firmware's memory, on the boot CPU: each
 // range the engine writes is claimed from the firmware first; on an error every claimed page goes back.
-Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, boot::BootParams* params,
-                                  RunRecord* run, UnpackResult* result) {
-  uint8_t entropy[32];
-  BootOptions options;
-  options.start_tsc = run->start_tsc;
-  options.run = run;
-  options.bios_machine = false;
-  options.extra_entropy = entropy;
-  options.extra_entropy_size = firmware_entropy(fw, entropy, sizeof(entropy));
+Status unpack_into_firmware_pages(const Firmware& fw, Handover& handover, const StubOptions& options, RunRecord* run,
+                                  UnpackResult* result) {
+  handover.firmware.entropy_size =
+      static_cast<uint32_t>(firmware_entropy(fw, handover.firmware.entropy, sizeof(handover.firmware.entropy)));
   FirmwareMemory memory(fw);
   // Debian's codec libraries are built for user space: their leaf functions keep data below the
   // stack pointer (the SysV red zone), which the firmware's timer interrupt would overwrite. So
   // the engine runs with interrupts off (FirmwareMemory turns them off again after each call into
   // the firmware, which turns them back on).
   asm volatile("cli" ::: "memory");
-  StubStatus unpacked = unpack_for_boot(params, startup_32, record, memory, options, result);
+  BootEnvironment env;
+  // The e820 table store_free_memory wrote from the firmware's free memory.
+  StubStatus unpacked = read_boot_environment(*handover.params, reinterpret_cast<uint64_t>(handover.params), memory,
+                                              &env, RamSource::kE820);
+  if (unpacked.ok())
+    unpacked = unpack_for_boot(handover, options, BootResources{&memory, &env, nullptr, 0, run}, result);
   // The whole span is the kernel's, gaps between segments included, before the firmware hands
   // any of it out.
   if (unpacked.ok() && !memory.claim(range_of(result->base, result->kernel.span())))
@@ -197,7 +199,7 @@ Status unpack_into_firmware_pages(const Firmware& fw, const StubRecord& record, 
     return report(fw, unpacked);
   }
   HelperCounts one_cpu{};
-  if (command_line_says(*params, "kpack.debug")) print_helper_counts(one_cpu, *result, record);
+  if (options.debug) print_helper_counts(one_cpu, *result, *handover.record);
   record_result(*run, *result, one_cpu);
   Status status = protect_kernel_text(fw, *result);
   if (!failed(status)) return kSuccess;
@@ -220,9 +222,9 @@ struct PagingSwitch {
   uint64_t low_pages = 0;  // none: no switch
 };
 
-Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const boot::BootParams& params,
+Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const StubOptions& options,
                              PagingSwitch* out) {
-  out->five_levels = kernel_wants_five_levels(record, command_line(params), length(command_line(params)));
+  out->five_levels = kernel_wants_five_levels(record, options);
   if (out->five_levels == five_level_paging_on()) return kSuccess;
   out->low_pages = allocate_pages(fw, kLevelSwitchSize, kBelow4G, kLoaderCode);
   return out->low_pages ? kSuccess : report(fw, "no memory below 4 GiB to switch the paging levels", kOutOfResources);
@@ -251,10 +253,11 @@ Status leave_boot_services(const Firmware& fw, boot::BootParams* params, bool ke
   return kSuccess;
 }
 
-// The boot protocol's 64-bit entry (stub/entry/entry64.S), RSI = boot_params: its own GDT, stack
-// and identity map, and from there the boot every loader's entry runs (stub/boot/stub_main.cc).
-[[noreturn]] void enter_entry64(boot::BootParams* params) {
-  asm volatile("jmp startup_64" : : "S"(params) : "memory");
+// The 64-bit entry's common path (stub/entry/entry64.S, startup_efi_64), RSI = boot_params, RDX =
+// what this entry keeps for it: its own GDT, stack and identity map, and from there the boot every
+// loader's entry runs (stub/boot/stub_main.cc).
+[[noreturn]] void enter_entry64(boot::BootParams* params, const FirmwareFacts* facts) {
+  asm volatile("jmp startup_efi_64" : : "S"(params), "d"(facts) : "memory");
   __builtin_unreachable();
 }
 
@@ -265,30 +268,36 @@ Status leave_boot_services(const Firmware& fw, boot::BootParams* params, bool ke
 // 10 ms, between INIT and SIPI on every wake: more than a second CPU saves decoding lz4 on a fast
 // machine.) A damaged payload therefore halts the machine with its message on COM1, as the stock
 // 6.1 image's decompressor does after its EFI stub. Returns only when the firmware is still up.
-Status hand_over_to_entry64(const Firmware& fw, const StubRecord& record, boot::BootParams* params, RunEntry entry,
-                            uint64_t start) {
+Status hand_over_to_entry64(const Firmware& fw, const Handover& handover) {
+  boot::BootParams* params = handover.params;
   store_pci_roms(fw, params);
-  efi_handoff.entry = entry;
-  efi_handoff.start_tsc = start;
-  efi_handoff.entropy_size =
-      static_cast<uint32_t>(firmware_entropy(fw, efi_handoff.entropy, sizeof(efi_handoff.entropy)));
-  Status status = leave_boot_services(fw, params, record.flags & kStubKernelAcceptsMemory);
+  // In loader data below 4 GiB, where the 64-bit entry's identity map reaches; stub_entry copies it
+  // before anything is decoded.
+  auto* facts = reinterpret_cast<FirmwareFacts*>(allocate_pages(fw, sizeof(FirmwareFacts), kBelow4G));
+  if (!facts) return report(fw, "no memory for the hand-over", kOutOfResources);
+  *facts = FirmwareFacts{};
+  facts->entry = handover.entry;
+  facts->start_tsc = handover.start_tsc;
+  facts->entropy_size = static_cast<uint32_t>(firmware_entropy(fw, facts->entropy, sizeof(facts->entropy)));
+  Status status = leave_boot_services(fw, params, handover.record->flags & kStubKernelAcceptsMemory);
   if (failed(status)) return status;
-  efi_handoff.active = true;
-  enter_entry64(params);
+  enter_entry64(params, facts);
 }
 
 // A confidential VM: the kernel decoded into the firmware's pages on the boot CPU (see above),
 // then ExitBootServices, then the kernel. Returns only when the firmware is still up.
-Status boot_confidential_vm(const Firmware& fw, const StubRecord& record, boot::BootParams* params, RunRecord* run) {
+Status boot_confidential_vm(const Firmware& fw, Handover& handover, const StubOptions& options) {
+  const StubRecord& record = *handover.record;
+  boot::BootParams* params = handover.params;
+  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record.codec}), handover.entry, handover.start_tsc);
   UnpackResult result;
   PagingSwitch paging;
   Status status = store_free_memory(fw, params);
-  if (!failed(status)) status = unpack_into_firmware_pages(fw, record, params, run, &result);
-  if (!failed(status)) status = prepare_paging_switch(fw, record, *params, &paging);
+  if (!failed(status)) status = unpack_into_firmware_pages(fw, handover, options, &run, &result);
+  if (!failed(status)) status = prepare_paging_switch(fw, record, options, &paging);
   if (failed(status)) return status;
   store_pci_roms(fw, params);
-  RunRecord* left = leave_run_record(fw, *run, params);
+  RunRecord* left = leave_run_record(fw, run, params);
   status = leave_boot_services(fw, params, record.flags & kStubKernelAcceptsMemory);
   if (failed(status)) return status;
   if (paging.low_pages) {
@@ -302,7 +311,9 @@ Status boot_confidential_vm(const Firmware& fw, const StubRecord& record, boot::
 // Both entries' whole job, from the firmware's hands to the kernel's. Returns only on an error,
 // which it has printed on ConOut.
 Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
-  uint64_t start = rdtsc();
+  Handover handover;
+  handover.start_tsc = rdtsc();
+  handover.efi_application = true;
   // Before anything a confidential VM could not survive (efi_confidential_vm.cc).
   ConfidentialVm vm;
   Status status = check_confidential_vm(fw, &vm);
@@ -310,7 +321,9 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
-  RunEntry entry = given ? RunEntry::kEfiHandover : RunEntry::kEfiPe;
+  handover.record = record;
+  handover.image_base = startup_32;
+  handover.entry = given ? RunEntry::kEfiHandover : RunEntry::kEfiPe;
 
   void* interface = nullptr;
   status = fw.boot->handle_protocol(fw.image, &kLoadedImageProtocol, &interface);
@@ -320,7 +333,9 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   if (!params) status = make_boot_params(fw, *static_cast<const LoadedImage*>(interface), &params);
   if (!failed(status)) status = store_confidential_vm_blob(fw, vm, params);
   if (failed(status)) return status;
-  if (command_line_says(*params, "kpack.debug")) serial::write("kpack: efi entry\n");
+  handover.params = params;
+  StubOptions options = read_options(*params);
+  if (options.debug) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);
   params->secure_boot = secure_boot_mode(fw);
   install_random_seed(fw);
@@ -328,10 +343,9 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
 
   // kpack.test_decode_before_exit: a plain machine takes the confidential VMs' way, so the boot
   // tests reach it under OVMF (tests/efi/efi-before-exit.sh, tests/bad_input/boot-corrupt.sh).
-  bool before_exit = vm != ConfidentialVm::kNone || command_line_says(*params, "kpack.test_decode_before_exit");
-  if (!before_exit) return hand_over_to_entry64(fw, *record, params, entry, start);
-  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record->codec}), entry, start);
-  return boot_confidential_vm(fw, *record, params, &run);
+  if (vm == ConfidentialVm::kNone && !options.test_decode_before_exit) return hand_over_to_entry64(fw, handover);
+  handover.boot_services_up = true;
+  return boot_confidential_vm(fw, handover, options);
 }
 
 }  // namespace

@@ -16,9 +16,32 @@ startup_32:
 	leal	(BP_SCRATCH + 4)(%esi), %esp
 	call	1f
 1:	popl	%ebp
-	movb	$1, (entered_at_startup_32 - 1b)(%ebp)	// for the run record: not the 64-bit entry
+	subl	$(1b - startup_32), %ebp		// EBP = the image's base from here on
+	leal	(startup_64_from_32 - startup_32)(%ebp), %eax
+	jmp	long_mode32
 
-	leal	(boot_stack_top - 1b)(%ebp), %esp
+// The PVH entry (Xen's direct boot ABI; an ELF's PHYS32_ENTRY note): protected mode, paging off,
+// flat segments, interrupts off, EBX = hvm_start_info, and no stack. Its 64-bit code makes
+// boot_params of hvm_start_info (pvh_boot_params.cc) and goes on as the boot-protocol entries do.
+	.globl startup_pvh
+startup_pvh:
+	cli
+	cld
+	// call/pop needs four bytes of stack: hvm_start_info's version word, after its magic, put back.
+	movl	4(%ebx), %edx
+	leal	8(%ebx), %esp
+	call	1f
+1:	popl	%ebp
+	movl	%edx, 4(%ebx)
+	subl	$(1b - startup_32), %ebp
+	movl	%ebx, %esi			// carried where boot_params is on the other entries
+	leal	(startup_pvh_64 - startup_32)(%ebp), %eax
+
+// From here both entries alike: EBP = the image's base, ESI = what the loader handed over, EAX =
+// the 64-bit code to continue at, kept on top of the boot stack until the far return.
+long_mode32:
+	leal	(boot_stack_top - startup_32)(%ebp), %esp
+	pushl	%eax
 
 	// An IDT before the first CPUID or MSR access, whose one gate is #VC: an SEV-ES or SEV-SNP
 	// guest ends there with kpack's termination request instead of a reset. Its gates sit on top
@@ -28,7 +51,7 @@ startup_32:
 	xorl	%eax, %eax
 	movl	$(IDT32_SIZE / 4), %ecx
 	rep stosl
-	leal	(vc_terminate32 - 1b)(%ebp), %eax
+	leal	(vc_terminate32 - startup_32)(%ebp), %eax
 	movw	%ax, IDT32_VC_GATE(%esp)
 	movw	%cs, (IDT32_VC_GATE + 2)(%esp)
 	movw	$IDT32_INTERRUPT_GATE, (IDT32_VC_GATE + 4)(%esp)
@@ -47,7 +70,7 @@ startup_32:
 	// Identity map 0..4 GiB with 2 MiB pages: PML4[0] -> PDPT[0..3] -> four page directories,
 	// built in the first pages of the 64-bit entry's own tables (PageTables in paging.h), which
 	// build_identity_map then completes without ever unmapping what is live.
-	leal	(stub_page_tables - 1b)(%ebp), %edi
+	leal	(stub_page_tables - startup_32)(%ebp), %edi
 	leal	(PT_PDPT + PTE_PRESENT_WRITABLE)(%edi), %eax
 	movl	%eax, (%edi)
 	movl	%edx, 4(%edi)
@@ -79,7 +102,7 @@ startup_32:
 	wrmsr
 	// A GDT with a 64-bit code segment; its base is only known at run time, so build the
 	// descriptor on the stack.
-	leal	(boot_gdt - 1b)(%ebp), %eax
+	leal	(boot_gdt - startup_32)(%ebp), %eax
 	pushl	%eax
 	pushw	$BOOT_GDT_LIMIT
 	lgdt	(%esp)
@@ -88,9 +111,9 @@ startup_32:
 	orl	$(CR0_PG | CR0_PE), %eax
 	movl	%eax, %cr0
 
-	// A far return into the 64-bit code segment completes the switch.
+	// A far return into the 64-bit code segment completes the switch, at the code the entry chose.
+	movl	(boot_stack_top - 4 - startup_32)(%ebp), %eax
 	pushl	$BOOT_CS
-	leal	(startup_64 - 1b)(%ebp), %eax
 	pushl	%eax
 	lret
 
@@ -154,3 +177,4 @@ stub_layout:
 	.long	__data_start - startup_32
 	.long	efi_pe_entry - startup_32
 	.long	efi_handover_entry - startup_32
+	.long	startup_pvh - startup_32

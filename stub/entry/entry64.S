@@ -1,13 +1,40 @@
 // 64-bit entry, at protected-mode start + 0x200. Boot protocol contract: long mode, an identity map
 // covering the image, boot_params and the command line, CS = 0x10 / DS = 0x18, RSI = boot_params.
-// Sets up what C++ and the codec libraries need, then calls stub_main and jumps to the kernel.
+// Every other entry continues here too, once in long mode: the 32-bit and PVH entries (entry32.S)
+// and the EFI entries after ExitBootServices. Sets up what C++ and the codec libraries need, then
+// calls stub_entry with which entry ran and jumps to the kernel.
 #include "stub/runtime/asm_offsets.h"
 
 	.code64
 	.section .text.entry64, "ax"
 	.globl startup_64
 startup_64:
-	cli
+	movl	$RUN_ENTRY_LEGACY64, %r13d
+	jmp	1f
+
+// entry32.S, from the boot protocol's 32-bit entry.
+	.globl startup_64_from_32
+startup_64_from_32:
+	movl	$RUN_ENTRY_LEGACY, %r13d
+	jmp	1f
+
+// entry32.S, from the PVH entry: RSI = hvm_start_info, turned into boot_params below.
+	.globl startup_pvh_64
+startup_pvh_64:
+	movl	$RUN_ENTRY_PVH, %r13d
+	jmp	1f
+
+// efi_entry.cc, after ExitBootServices: RSI = boot_params, RDX = the FirmwareFacts it kept, which
+// name the entry.
+	.globl startup_efi_64
+startup_efi_64:
+	xorl	%r13d, %r13d
+	movq	%rdx, %r12
+	jmp	2f
+
+	// R13D = the entry (RunEntry), R12 = the EFI entry's FirmwareFacts or 0; both callee-saved.
+1:	xorl	%r12d, %r12d
+2:	cli
 	cld
 	leaq	boot_stack_top(%rip), %rsp
 	movq	%rsi, %r15			// boot_params, kept in a callee-saved register
@@ -34,6 +61,14 @@ startup_64:
 	call	checked_stub_record
 	movq	%rax, %r14			// the record, kept in a callee-saved register
 
+	// PVH: boot_params made of hvm_start_info, before the identity map covers what it names; a
+	// damaged one prints a line on COM1 and halts. Also before relocation.
+	cmpl	$RUN_ENTRY_PVH, %r13d
+	jne	3f
+	movq	%r15, %rdi
+	call	boot_params_from_pvh
+	movq	%rax, %r15
+3:
 	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
 	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
 	// command line when a loader put them above 4 GiB (too many such windows: an error and a halt).
@@ -58,7 +93,9 @@ startup_64:
 	movq	%r15, %rdi
 	leaq	startup_32(%rip), %rsi
 	movq	%r14, %rdx
-	call	stub_main			// returns the kernel's entry, or halts on any error
+	movl	%r13d, %ecx
+	movq	%r12, %r8
+	call	stub_entry			// returns the kernel's entry, or halts on any error
 
 	// The 64-bit protocol into the kernel: RSI = boot_params.
 	movq	%r15, %rsi

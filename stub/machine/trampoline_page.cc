@@ -1,7 +1,5 @@
 #include "stub/machine/trampoline_page.h"
 
-#include "stub/options/command_line.h"
-
 namespace kpack {
 
 namespace {
@@ -52,8 +50,8 @@ bool find_low_pages(const boot::BootParams& params, uint64_t params_addr, const 
   return low.highest_fit(align_up(size, kTrampolinePageSize), kTrampolinePageSize, base);
 }
 
-bool wants_five_level_paging(bool kernel_five_level, bool cpu_has_la57, const char* command_line, uint64_t length) {
-  return kernel_five_level && cpu_has_la57 && !command_line_has(command_line, length, "no5lvl");
+bool wants_five_level_paging(bool kernel_five_level, bool cpu_has_la57, bool no5lvl) {
+  return kernel_five_level && cpu_has_la57 && !no5lvl;
 }
 
 bool build_switched_root(PhysicalMemory& memory, uint64_t current_root, bool to_five_levels, uint64_t new_root) {

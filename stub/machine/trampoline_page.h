@@ -35,7 +35,7 @@ inline constexpr uint64_t kLevelSwitchSize = 2 * kTrampolinePageSize;
 
 // Whether the kernel gets 5-level paging, as the stock decompressor decides: the kernel runs with
 // it (CONFIG_X86_5LEVEL: the record says), the CPU has LA57, and the command line has no no5lvl.
-bool wants_five_level_paging(bool kernel_five_level, bool cpu_has_la57, const char* command_line, uint64_t length);
+bool wants_five_level_paging(bool kernel_five_level, bool cpu_has_la57, bool no5lvl);
 
 // Writes the root table for the other paging mode at `new_root` (4 KiB below 4 GiB), over the same
 // identity map: into 5 levels, one entry naming the current PML4 (`current_root`); into 4, a copy of

@@ -6,6 +6,18 @@ bool command_line_has(const char* text, uint64_t length, const char* word) {
   return command_line::has_flag(command_line::Bytes{text}, uint64_t{0}, length, word);
 }
 
+uint64_t kernel_options_end(const char* text, uint64_t length) {
+  command_line::Bytes read{text};
+  uint64_t end = length;
+  command_line::for_each_word(read, uint64_t{0}, length, [&](const command_line::Word<uint64_t>& word) {
+    if (!command_line::is_flag(read, word, "--")) return false;
+    end = word.key_begin;
+    if (end && text[end - 1] == '"') --end;  // a quoted "--" starts at its quote
+    return true;
+  });
+  return end;
+}
+
 uint64_t command_line_number(const char* text, uint64_t length, const char* key, uint64_t fallback) {
   constexpr uint64_t kMaxDigits = 19;  // below 2^64 whatever they are
   command_line::Bytes read{text};

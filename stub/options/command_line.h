@@ -122,6 +122,10 @@ namespace kpack {
 // The stub's own questions, on a command line of `length` bytes in memory.
 // True when `word` is there as a flag (kpack.debug).
 bool command_line_has(const char* command_line, uint64_t length, const char* word);
+// Where the kernel's own options end: at a bare "--" word (parse_args hands what follows to init),
+// else `length`.
+uint64_t kernel_options_end(const char* command_line, uint64_t length);
+
 // The decimal N of the last `key=N` word whose N is a plain decimal number of at most 19 digits
 // (kpack.cpus=4); `fallback` when there is none.
 uint64_t command_line_number(const char* command_line, uint64_t length, const char* key, uint64_t fallback);

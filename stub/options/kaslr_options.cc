@@ -90,26 +90,27 @@ void parse_memmap(const char* p, const char* end, KaslrOptions& o) {
 
 KaslrOptions parse_kaslr_options(const char* text, uint64_t length) {
   KaslrOptions o;
+  // cmdline_find_option_bool reads the whole line; handle_mem_options stops at "--".
+  o.disabled = command_line_has(text, length, "nokaslr");
   bool gigantic_page_size = false;
   command_line::Bytes read{text};
-  command_line::for_each_word(read, uint64_t{0}, length, [&](const command_line::Word<uint64_t>& word) {
-    const char* value = text + word.value_begin;
-    const char* value_end = text + word.value_end;
-    auto is = [&](const char* key) { return command_line::has_key(read, word, key) && value != value_end; };
-    if (command_line::is_flag(read, word, "nokaslr")) {
-      o.disabled = true;
-    } else if (is("mem")) {
-      uint64_t limit = parse_size(value, value_end);
-      if (limit && limit < o.memory_limit) o.memory_limit = limit;
-    } else if (is("memmap")) {
-      parse_memmap(value, value_end, o);
-    } else if (is("hugepagesz")) {
-      gigantic_page_size = parse_size(value, value_end) == kGiB;
-    } else if (is("hugepages")) {
-      if (gigantic_page_size) o.gigantic_pages = parse_size(value, value_end);
-    }
-    return false;
-  });
+  command_line::for_each_word(
+      read, uint64_t{0}, kernel_options_end(text, length), [&](const command_line::Word<uint64_t>& word) {
+        const char* value = text + word.value_begin;
+        const char* value_end = text + word.value_end;
+        auto is = [&](const char* key) { return command_line::has_key(read, word, key) && value != value_end; };
+        if (is("mem")) {
+          uint64_t limit = parse_size(value, value_end);
+          if (limit && limit < o.memory_limit) o.memory_limit = limit;
+        } else if (is("memmap")) {
+          parse_memmap(value, value_end, o);
+        } else if (is("hugepagesz")) {
+          gigantic_page_size = parse_size(value, value_end) == kGiB;
+        } else if (is("hugepages")) {
+          if (gigantic_page_size) o.gigantic_pages = parse_size(value, value_end);
+        }
+        return false;
+      });
   return o;
 }
 

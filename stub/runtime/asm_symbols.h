@@ -7,6 +7,7 @@
 
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
+#include "stub/boot/handover.h"
 #include "stub/entry/paging.h"
 
 #define KPACK_ASM_SYMBOL __attribute__((visibility("hidden")))

@@ -4,6 +4,7 @@
 
 #include "stub/machine/boot_environment.h"
 #include "stub/machine/trampoline_page.h"
+#include "stub/options/stub_options.h"
 #include "tests/support/simulated_memory.h"
 
 using namespace kpack;
@@ -83,15 +84,13 @@ TEST_CASE("the paging-level switch gets two whole free pages, the highest that f
 }
 
 TEST_CASE("5-level paging: the kernel supports it, the CPU has LA57, and no no5lvl") {
-  const char plain[] = "console=ttyS0 quiet";
-  const char opted_out[] = "console=ttyS0 no5lvl quiet";
-  const char lookalike[] = "no5lvl=1 xno5lvl";
-  CHECK(wants_five_level_paging(true, true, plain, sizeof(plain) - 1));
-  CHECK_FALSE(wants_five_level_paging(false, true, plain, sizeof(plain) - 1));
-  CHECK_FALSE(wants_five_level_paging(true, false, plain, sizeof(plain) - 1));
-  CHECK_FALSE(wants_five_level_paging(true, true, opted_out, sizeof(opted_out) - 1));
-  CHECK(wants_five_level_paging(true, true, lookalike, sizeof(lookalike) - 1));
-  CHECK(wants_five_level_paging(true, true, nullptr, 0));
+  auto no5lvl = [](const char* text) { return parse_stub_options(text, strlen(text)).no_five_level; };
+  CHECK(wants_five_level_paging(true, true, no5lvl("console=ttyS0 quiet")));
+  CHECK_FALSE(wants_five_level_paging(false, true, no5lvl("console=ttyS0 quiet")));
+  CHECK_FALSE(wants_five_level_paging(true, false, no5lvl("console=ttyS0 quiet")));
+  CHECK_FALSE(wants_five_level_paging(true, true, no5lvl("console=ttyS0 no5lvl quiet")));
+  CHECK(wants_five_level_paging(true, true, no5lvl("no5lvl=1 xno5lvl")));
+  CHECK(wants_five_level_paging(true, true, no5lvl("")));
 }
 
 TEST_CASE("the switched root: a PML5 naming the current PML4, or a copy of the PML4 a PML5 names") {

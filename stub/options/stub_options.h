@@ -1,0 +1,33 @@
+// Every option the stub takes from the kernel command line, read once per boot into one structure
+// (stub_main; the EFI entry reads it too, for what it decides before the common path). Each option
+// is read as the code it stands in for reads it:
+// - kpack.* and panic=: as the kernel's parse_args, whose options end at a bare "--" (what follows
+//   is init's);
+// - nokaslr, no5lvl: as the stock decompressor's cmdline_find_option_bool, over the whole line;
+// - mem=, memmap=, hugepagesz= and hugepages=: as its handle_mem_options, which stops at "--"
+//   (kaslr_options.h).
+// Where a key repeats, the last one counts, as parse_args applies each in turn.
+#pragma once
+
+#include <stdint.h>
+
+#include "stub/options/kaslr_options.h"
+
+namespace kpack {
+
+struct StubOptions {
+  bool debug = false;          // kpack.debug: each phase and its cycles on COM1
+  uint64_t cpus = 0;           // kpack.cpus=N: decode on at most N CPUs; 0 when not given
+  bool no_five_level = false;  // no5lvl: the kernel starts with 4-level paging
+  int64_t panic_seconds = 0;   // panic=N: on an error, reset after N seconds (N < 0: at once); 0 halts
+  KaslrOptions kaslr;          // nokaslr, mem=, memmap=, hugepages
+  // The boot tests' switches.
+  bool test_broken_trampoline = false;   // kpack.test_broken_trampoline
+  bool test_stopped_helper = false;      // kpack.test_stopped_helper
+  bool test_decode_before_exit = false;  // kpack.test_decode_before_exit
+};
+
+// `length` bytes of text, without the NUL.
+StubOptions parse_stub_options(const char* command_line, uint64_t length);
+
+}  // namespace kpack
