@@ -10,6 +10,7 @@ cd "$repo"
 
 scripts/install-deps.sh
 scripts/check-format.sh                       # every C++ file as .clang-format writes it
+scripts/check-includes.py --check-doc doc/layout.md   # includes as scripts/include-rules.txt allows them
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j2
 # Serial: the boot tests each run a TCG QEMU, and this project targets 2-core machines.
