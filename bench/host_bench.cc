@@ -121,8 +121,8 @@ UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram, const KaslrRequ
   NoTrace trace;
   UnpackResult result;
   test::ThreadWorkers workers;
-  StubStatus status = unpack_from_record(l.info, l.record_offset, kImageBase, kaslr, free, ram, trace, &result,
-                                         helpers ? &workers : nullptr, helpers);
+  StubStatus status =
+      unpack_from_record(l.info, kImageBase, kaslr, free, ram, trace, &result, helpers ? &workers : nullptr, helpers);
   if (!status.ok()) die(std::string("engine: ") + status.message);
   return result;
 }

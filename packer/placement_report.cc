@@ -64,7 +64,7 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ra
   kaslr.physical_random = 0;
   kaslr.virtual_random = ~0ull;
   StubStatus status = free.add(Range{kMiB, ram_size});
-  if (status.ok()) status = unpack_from_record(info, image.kpack_record_offset, load, kaslr, free, ram, trace, &result);
+  if (status.ok()) status = unpack_from_record(info, load, kaslr, free, ram, trace, &result);
   if (!status.ok()) {
     std::fprintf(out, "the stub halts: %s (0x%" PRIx64 ", 0x%" PRIx64 ")\n", status.message, status.a, status.b);
     return;

@@ -3,7 +3,7 @@
 #include "stub/arch/entropy.h"
 
 #include "stub/arch/cpu.h"
-#include "stub/unpack/kaslr.h"
+#include "stub/base/entropy_mix.h"
 
 namespace kpack {
 namespace {

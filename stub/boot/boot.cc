@@ -143,8 +143,7 @@ StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options,
   // Unpack the kernel straight to where it will run.
   const StubRecord& record = *handover.record;
   uint64_t base = reinterpret_cast<uint64_t>(handover.image_base);
-  uint64_t record_offset = reinterpret_cast<const uint8_t*>(&record) - handover.image_base;
-  StubStatus status = unpack_from_record(record, record_offset, base, kaslr, resources.env->free, memory, trace, result,
+  StubStatus status = unpack_from_record(record, base, kaslr, resources.env->free, memory, trace, result,
                                          resources.workers, resources.max_workers);
   if (!status.ok()) return status;
   if (options.debug) print_summary(record, base, *result, handover.start_tsc, trace.total());

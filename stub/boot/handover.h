@@ -25,7 +25,7 @@ struct Handover {
   uint8_t* image_base = nullptr;       // where the protected-mode part lies
   const StubRecord* record = nullptr;  // the packer's record, already checked by the entry
   RunEntry entry = RunEntry::kLegacy64;
-  uint64_t start_tsc = 0;              // when the entry began, for kpack.debug and the run record
+  uint64_t start_tsc = 0;  // when the entry began, for kpack.debug and the run record
   // Entered as a UEFI application: free memory comes from the firmware's map alone, and the kernel
   // finds the ACPI tables through the EFI system table (no BIOS scans).
   bool efi_application = false;

@@ -5,9 +5,7 @@ namespace {
 
 constexpr uint64_t kIsaStart = 0xA0000, kIsaEnd = 0x100000;  // ISA_START_ADDRESS, ISA_END_ADDRESS
 
-bool below(uint64_t address, uint64_t size, uint64_t limit) {
-  return address < limit && size <= limit - address;
-}
+bool below(uint64_t address, uint64_t size, uint64_t limit) { return address < limit && size <= limit - address; }
 
 }  // namespace
 

@@ -15,8 +15,8 @@
 
 namespace kpack {
 
-inline constexpr uint16_t kPvhBootProtocol = 0x020C;  // what init_pvh_bootparams writes
-inline constexpr uint8_t kPvhLoaderType = 0xB0;       // (0xb << 4): a PVH loader that is not Xen
+inline constexpr uint16_t kPvhBootProtocol = 0x020C;   // what init_pvh_bootparams writes
+inline constexpr uint8_t kPvhLoaderType = 0xB0;        // (0xb << 4): a PVH loader that is not Xen
 inline constexpr uint32_t kPvhCommandLineSize = 2047;  // the kernel's COMMAND_LINE_SIZE, less the NUL
 
 // Whether hvm_start_info can be turned into boot_params: its magic, a memory map (version 1, as

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "stub/machine/free_memory.h"
+#include "stub/base/entropy_mix.h"  // for the callers that draw KASLR's numbers
 #include "stub/base/range.h"
 #include "stub/options/kaslr_options.h"
 
@@ -27,10 +28,5 @@ StubStatus apply_kaslr_options(const KaslrOptions& options, FreeMemory& free);
 // at `link_address` spanning `span` bytes, drawn from `random`: [0, 1 GiB - link_address - span].
 // `slots` receives how many there were to choose from.
 uint64_t random_virtual_offset(uint64_t link_address, uint64_t span, uint64_t random, uint64_t* slots);
-
-// Folds `size` bytes into a 64-bit state; the stub feeds boot_params, the SETUP_RNG_SEED node,
-// RDRAND, RDTSC or the i8254 through it.
-uint64_t mix_entropy(uint64_t state, const uint8_t* bytes, uint64_t size);
-uint64_t mix_entropy(uint64_t state, uint64_t value);
 
 }  // namespace kpack

@@ -1,13 +1,10 @@
 #include "stub/unpack/record_unpack.h"
 
-#include "stub/entry/record_check.h"
-
 namespace kpack {
 
-StubStatus unpack_from_record(const StubRecord& info, uint64_t record_offset, uint64_t image_base,
-                              const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
-                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers, uint32_t max_workers) {
-  KPACK_TRY(check_stub_record(info, record_offset));
+StubStatus unpack_from_record(const StubRecord& info, uint64_t image_base, const KaslrRequest& kaslr,
+                              const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace, UnpackResult* result,
+                              FrameWorkers* workers, uint32_t max_workers) {
   UnpackRequest request;
   request.codec = static_cast<Codec>(uint32_t{info.codec});
   request.payload_addr = image_base + info.payload_offset;

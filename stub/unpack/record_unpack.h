@@ -12,11 +12,12 @@
 
 namespace kpack {
 
-// Checks the record, then unpacks the kernel of the protected-mode part loaded at `image_base`,
-// randomized as `kaslr` asks (a raw image moves to a random slot only if its record says so).
-StubStatus unpack_from_record(const StubRecord& info, uint64_t record_offset, uint64_t image_base,
-                              const KaslrRequest& kaslr, const FreeMemory& free, PhysicalMemory& memory,
-                              UnpackTrace& trace, UnpackResult* result, FrameWorkers* workers = nullptr,
-                              uint32_t max_workers = 0);
+// Unpacks the kernel of the protected-mode part loaded at `image_base`, randomized as `kaslr` asks
+// (a raw image moves to a random slot only if its record says so). The record has passed
+// check_stub_record (stub/entry/record_check.h): every entry checks it first, and so do the
+// packer's readers.
+StubStatus unpack_from_record(const StubRecord& info, uint64_t image_base, const KaslrRequest& kaslr,
+                              const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace, UnpackResult* result,
+                              FrameWorkers* workers = nullptr, uint32_t max_workers = 0);
 
 }  // namespace kpack

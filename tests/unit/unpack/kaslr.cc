@@ -155,7 +155,7 @@ struct KaslrRun {
     FreeMemory free;
     REQUIRE(free.add({kMiB, 160 * kMiB}).ok());
     NoTrace trace;
-    status = unpack_from_record(*image->kpack, image->kpack_record_offset, load, kaslr, free, *memory, trace, &result);
+    status = unpack_from_record(*image->kpack, load, kaslr, free, *memory, trace, &result);
   }
 
   uint64_t u64_at(uint64_t paddr) { return load_le<uint64_t>(memory->at(result.base + paddr - text())); }
