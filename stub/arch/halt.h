@@ -50,6 +50,9 @@ template <typename Write>
 
 // The 64-bit stub's console is COM1.
 [[noreturn]] void halt_with(StubStatus status);
+// The error line on COM1, then a wait of `seconds` and a reset (reset.h): a boot that failed with
+// panic=N on the command line, N > 0, as the kernel's panic() would.
+[[noreturn]] void reset_with(StubStatus status, uint64_t seconds);
 // "PREFIX MESSAGE (A, B)" on COM1: an error the boot goes on after.
 void print_status(const char* prefix, StubStatus status);
 

@@ -115,6 +115,11 @@ StubStatus switch_paging_levels(bool five_levels, uint64_t low_pages) {
   return StubStatus::success();
 }
 
+void stop_boot(StubStatus status, const StubOptions& options) {
+  if (options.panic_seconds > 0) reset_with(status, static_cast<uint64_t>(options.panic_seconds));
+  halt_with(status);
+}
+
 void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record) {
   bool xxh3 = uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3);
   serial::print(

@@ -33,6 +33,11 @@ struct BootResources {
 // build proved them; then the problem, if any.
 void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record);
 
+// Stops a boot that failed once the options are known: the error line on COM1, then a halt, or with
+// panic=N (N > 0) a reset after N seconds, so that an unattended machine reaches its boot loader's
+// fallback (a trial boot's stock kernel). panic=0 and panic=-1 halt, as every boot did before.
+[[noreturn]] void stop_boot(StubStatus status, const StubOptions& options);
+
 // Unpacks the kernel the hand-over describes; on success the kernel's entry point is in result->entry.
 StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options, const BootResources& resources,
                            UnpackResult* result);

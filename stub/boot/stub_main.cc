@@ -179,10 +179,10 @@ void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment
   uint64_t low_pages = 0;
   if (!find_low_pages(params, reinterpret_cast<uint64_t>(&params), env, image, kLevelSwitchSize, &low_pages)) {
     if (five_levels) return;
-    halt_with(fail("no free low memory to leave 5-level paging for a kernel without it", 0, kLevelSwitchSize));
+    stop_boot(fail("no free low memory to leave 5-level paging for a kernel without it", 0, kLevelSwitchSize), options);
   }
   StubStatus status = switch_paging_levels(five_levels, low_pages);
-  if (!status.ok()) halt_with(status);
+  if (!status.ok()) stop_boot(status, options);
 }
 
 // The common boot path every entry hands over to, after the firmware: memory through the stub's own
@@ -211,7 +211,7 @@ uint64_t stub_main(const Handover& handover) {
   BootResources resources{&memory, &env, &helpers, helpers.max_helpers(), &run};
   UnpackResult result;
   status = unpack_for_boot(handover, options, resources, &result);
-  if (!status.ok()) halt_with(status);
+  if (!status.ok()) stop_boot(status, options);
   helpers.print(result, record);
   if (options.debug) print_stack_use();
   // Both keep off the loaded image: the paging switch's low pages and the record's page.

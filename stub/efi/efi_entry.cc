@@ -302,7 +302,7 @@ Status boot_confidential_vm(const Firmware& fw, Handover& handover, const StubOp
   if (failed(status)) return status;
   if (paging.low_pages) {
     StubStatus switched = switch_paging_levels(paging.five_levels, paging.low_pages);
-    if (!switched.ok()) halt_with(switched);
+    if (!switched.ok()) stop_boot(switched, options);
   }
   if (left) left->kernel_entry_tsc = rdtsc();
   enter_kernel(result.entry, params);

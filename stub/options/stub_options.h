@@ -19,7 +19,7 @@ struct StubOptions {
   bool debug = false;          // kpack.debug: each phase and its cycles on COM1
   uint64_t cpus = 0;           // kpack.cpus=N: decode on at most N CPUs; 0 when not given
   bool no_five_level = false;  // no5lvl: the kernel starts with 4-level paging
-  int64_t panic_seconds = 0;   // panic=N: on an error, reset after N seconds (N < 0: at once); 0 halts
+  int64_t panic_seconds = 0;   // panic=N: N > 0 resets a failed boot after N seconds; else it halts
   KaslrOptions kaslr;          // nokaslr, mem=, memmap=, hugepages
   // The boot tests' switches.
   bool test_broken_trampoline = false;   // kpack.test_broken_trampoline

@@ -15,6 +15,10 @@
 #   efi-lz4          as lz4, started by OVMF through the image's PE entry, which decodes after
 #                    ExitBootServices (as the stock 6.1 image's decompressor does): the same halt,
 #                    with the EFI entry's line before it and no boot manager after it
+#   panic-lz4, efi-panic-lz4  as lz4 and efi-lz4 with panic=5 on the command line: the stub prints
+#                    its error, waits 5 s and resets the machine (QEMU without -no-reboot), and the
+#                    machine boots again: required, the second boot's first stub line after "kpack: resetting",
+#                    4-9 s of wall time between the error line and it, and the second boot's error
 #   efi-lz4-before-exit  the same with kpack.test_decode_before_exit: the confidential VMs' order,
 #                    decoded before ExitBootServices, so the error goes to the firmware console and
 #                    the entry returns an EFI status; the boot manager goes on to its next boot
@@ -31,6 +35,9 @@ damaged_image_setup "$3" "$mode"
 
 codec=$mode expect='kpack: error' firmware=() timeout_s=25
 case $mode in
+    panic-lz4) codec=lz4 ;;
+    efi-panic-lz4)
+        codec=lz4 expect='kpack: error: payload frame digest mismatch' firmware=(-bios /usr/share/qemu/OVMF.fd) ;;
     efi-lz4|efi-lz4-before-exit)
         codec=lz4 expect='kpack: error: payload frame digest mismatch' firmware=(-bios /usr/share/qemu/OVMF.fd) timeout_s=30 ;;
     record-magic) codec=lz4 expect='kpack: error: the kpack record after the stub has no magic' ;;
@@ -58,6 +65,41 @@ else
     head -c 64 /dev/zero | tr '\0' '\336' | dd of="$image" bs=1 seek=$((offset + length / 3)) conv=notrunc status=none
 fi
 echo "boot-corrupt: $mode image, payload at $offset ($length bytes), damaged; booting"
+
+# panic=5: a reset after 5 s, then the same boot again. The first boot's error line and the reset
+# are timed from the host, polling the serial log.
+if [[ $mode == *panic-lz4 ]]; then
+    # The second boot's first lines: the firmware prints nothing on COM1, the stub its first line.
+    banner='kpack: free memory from e820'
+    [[ $mode == efi-* ]] && banner='kpack: efi entry'
+    : > "$log"
+    timeout -k 5 60 qemu-system-x86_64 -m 512M -display none -monitor none -serial "file:$log" -nic none \
+        -kernel "$image" -initrd "$initrd" -append "console=ttyS0 kpack.debug panic=5" "${firmware[@]}" &
+    qemu_pid=$!
+    error_at= reset_at=
+    while kill -0 "$qemu_pid" 2>/dev/null; do
+        [[ -z $error_at ]] && grep -aq 'kpack: error' "$log" && error_at=$EPOCHREALTIME
+        if [[ -z $reset_at ]] && grep -aEq 'kpack: resetting[[:space:]]*$' "$log"; then reset_at=$EPOCHREALTIME; fi
+        # The second boot has run into the same error: enough.
+        [[ $(grep -ac 'kpack: error' "$log") -ge 2 ]] && break
+        sleep 0.1
+    done
+    kill "$qemu_pid" 2>/dev/null || true
+    wait "$qemu_pid" 2>/dev/null || true
+    grep -a 'kpack: ' "$log" || true
+    require_no_kernel_start "the kernel started from a damaged image"
+    fail() { echo "boot-corrupt: FAIL: $*" >&2; exit 1; }
+    [[ -n $error_at ]] || fail "no error line"
+    grep -aq 'kpack: the kernel was not started; resetting in 5 s (panic=5)' "$log" || fail "no reset announced"
+    [[ -n $reset_at ]] || fail "the stub did not reset"
+    waited=$(awk -v a="$error_at" -v b="$reset_at" 'BEGIN { printf "%.1f", b - a }')
+    awk -v w="$waited" 'BEGIN { exit !(w >= 4 && w <= 9) }' || fail "reset after ${waited}s, not about 5 s"
+    # The machine started again: the firmware ran the image again, which refused the payload again.
+    sed -n '/kpack: resetting[[:space:]]*$/,$p' "$log" | grep -aEq "$banner" || fail "no second boot after the reset"
+    [[ $(grep -ac 'kpack: error' "$log") -ge 2 ]] || fail "the second boot did not reach the stub"
+    echo "boot-corrupt: PASS: $mode image refused, the machine reset after ${waited}s and booted again"
+    exit 0
+fi
 
 status=0
 append=kpack.debug
