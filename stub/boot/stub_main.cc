@@ -203,6 +203,7 @@ uint64_t stub_main(const Handover& handover) {
                             reinterpret_cast<uint64_t>(image_base));
   if (!status.ok()) halt_with(status);
   StubOptions options = read_stub_options(env);
+  if (options.debug) serial::print("kpack: entered by %s\n", run_entry_name(handover.entry));
   if (options.debug) print_ram_source(env);
   // Stock's EFI stub leaves acpi_rsdp_addr at 0 (the kernel reads the configuration table); the
   // stock decompressor behind a boot-protocol loader fills it.
