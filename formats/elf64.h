@@ -1,4 +1,5 @@
-// The parts of ELF64 that a vmlinux needs: the file header and program headers.
+// The parts of ELF64 that a vmlinux and kpack's ELF output need: the file header, program headers,
+// notes, and what packer/relocs_from_elf.cc reads of sections, symbols and relocations.
 #pragma once
 
 #include <stddef.h>
@@ -8,6 +9,11 @@
 namespace kpack::elf {
 
 inline constexpr uint8_t kMagic[4] = {0x7F, 'E', 'L', 'F'};
+// e_ident's bytes after the magic.
+inline constexpr size_t kIdentClass = 4;
+inline constexpr size_t kIdentData = 5;
+inline constexpr size_t kIdentVersion = 6;
+inline constexpr size_t kIdentOsAbi = 7;
 inline constexpr uint8_t kClass64 = 2;
 inline constexpr uint8_t kDataLittle = 1;
 inline constexpr uint8_t kVersionCurrent = 1;
@@ -87,9 +93,42 @@ static_assert(offsetof(Phdr, memsz) == 40);
 static_assert(offsetof(Phdr, align) == 48);
 
 static_assert(sizeof(Shdr) == 64);
+static_assert(offsetof(Shdr, type) == 4);
+static_assert(offsetof(Shdr, flags) == 8);
+static_assert(offsetof(Shdr, addr) == 16);
 static_assert(offsetof(Shdr, offset) == 24);
 static_assert(offsetof(Shdr, size) == 32);
 static_assert(offsetof(Shdr, entsize) == 56);
+
+// A note, as PT_NOTE segments hold them one after another: this header, then the name (namesz
+// bytes with its NUL) and the descriptor (descsz bytes), each padded to kNoteAlign.
+struct Nhdr {
+  ul32 namesz;
+  ul32 descsz;
+  ul32 type;
+};
+static_assert(sizeof(Nhdr) == 12);
+static_assert(offsetof(Nhdr, descsz) == 4);
+static_assert(offsetof(Nhdr, type) == 8);
+// ELF64 notes are 4-byte aligned on Linux and in both loaders that read them (QEMU aligns names and
+// descriptors to the PT_NOTE's p_align, rust-vmm/linux-loader always to 4).
+inline constexpr uint64_t kNoteAlign = 4;
+
+// Xen's x86/HVM direct boot ABI (PVH): the 32-bit physical address a loader enters in protected
+// mode with paging off and EBX = struct hvm_start_info. Linux emits it in
+// arch/x86/platform/pvh/head.S with an 8-byte descriptor (_ASM_PTR), the size both QEMU (which
+// reads a size_t there, hw/i386/x86-common.c read_pvh_start_addr) and rust-vmm (at least 4
+// bytes, of which it reads 4) take.
+inline constexpr char kXenNoteName[4] = {'X', 'e', 'n', '\0'};
+inline constexpr uint32_t kXenElfnotePhys32Entry = 18;
+struct XenPvhNote {
+  Nhdr header;  // namesz 4, descsz 8, type kXenElfnotePhys32Entry
+  char name[4];
+  ul64 entry;  // below 4 GiB
+};
+static_assert(sizeof(XenPvhNote) == 24);
+static_assert(offsetof(XenPvhNote, name) == 12);
+static_assert(offsetof(XenPvhNote, entry) == 16);
 
 // Sections, symbols and relocations: what packer/relocs_from_elf.cc reads from a vmlinux.
 inline constexpr uint32_t kShtSymtab = 2;

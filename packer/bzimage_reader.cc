@@ -34,18 +34,8 @@ Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> prot
   const uint64_t at = stub_record_offset(kernel_info);
   if (std::memcmp(protected_mode.data() + at, kStubRecordMagic, sizeof(kStubRecordMagic)) != 0)
     return std::optional<StubRecord>();
-  const auto info = get<StubRecord>(protected_mode, at);
+  const auto info = KPACK_TRY_RESULT(check_kpack_record(protected_mode, at, image.setup_size, name));
   const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
-  if (info.version != kStubRecordVersion)
-    return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
-                              ", this kpack reads version " + std::to_string(kStubRecordVersion) + where);
-  StubStatus status = check_stub_record(info, at);
-  if (!status.ok())
-    return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")" + where);
-  if (info.image_size > protected_mode.size())
-    return error_in(name, "the kpack record's image size " + std::to_string(info.image_size) +
-                              " is larger than the file's protected-mode part (" +
-                              std::to_string(protected_mode.size()) + " bytes)" + where);
   if (info.payload_offset != image.header.payload_offset || info.payload_size != image.header.payload_length)
     return error_in(name, "the kpack record's payload (offset " + hex(info.payload_offset) + ", " +
                               std::to_string(info.payload_size) + " bytes) disagrees with the setup header's" +
@@ -56,10 +46,10 @@ Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> prot
 
 // A kpack image's frames are proven as the stub proves them: the frame table checked as the stub
 // checks it, and each frame's digest against its compressed bytes.
-Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::span<const uint8_t> decoded,
+Status check_frames(const PackedPayload& image, std::span<const uint8_t> file, std::span<const uint8_t> decoded,
                     const std::string& name) {
   const StubRecord& info = *image.kpack;
-  uint64_t count = info.frame_count, at = image.setup_size + info.frame_table_offset;
+  uint64_t count = info.frame_count, at = image.protected_offset + info.frame_table_offset;
   if (count == 0 || !fits(at, count * sizeof(FrameEntry), file.size()))
     return error_in(name, "the frame table lies outside the file");
   std::vector<FrameEntry> frames(count);
@@ -80,6 +70,25 @@ Status check_frames(const BzImage& image, std::span<const uint8_t> file, std::sp
 }
 
 }  // namespace
+
+Result<StubRecord> check_kpack_record(std::span<const uint8_t> protected_part, uint64_t at, uint64_t file_offset,
+                                      const std::string& name) {
+  const std::string where = " (kpack record at " + hex(file_offset + at) + ")";
+  if (at > protected_part.size() || protected_part.size() - at < sizeof(StubRecord))
+    return error_in(name, "the kpack record lies outside the protected-mode part" + where);
+  const auto info = get<StubRecord>(protected_part, at);
+  if (info.version != kStubRecordVersion)
+    return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
+                              ", this kpack reads version " + std::to_string(kStubRecordVersion) + where);
+  StubStatus status = check_stub_record(info, at);
+  if (!status.ok())
+    return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")" + where);
+  if (info.image_size > protected_part.size())
+    return error_in(name, "the kpack record's image size " + std::to_string(info.image_size) +
+                              " is larger than the file's protected-mode part (" +
+                              std::to_string(protected_part.size()) + " bytes)" + where);
+  return info;
+}
 
 bool looks_like_bzimage(std::span<const uint8_t> file) {
   constexpr uint64_t kMagicAt = 0x202;
@@ -110,6 +119,7 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
 
   const uint32_t setup_sects = hdr.setup_sects == 0 ? kDefaultSetupSects : hdr.setup_sects;
   image.setup_size = uint64_t{setup_sects + 1} * kSectorSize;
+  image.protected_offset = image.setup_size;
   if (image.setup_size >= file.size())
     return error_in(name, "the real-mode setup (" + std::to_string(image.setup_size) + " bytes) covers the whole " +
                               std::to_string(file.size()) + "-byte file");
@@ -193,7 +203,7 @@ Result<uint64_t> elf_file_extent(std::span<const uint8_t> elf_bytes, const std::
   return extent;
 }
 
-Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file, const std::string& name,
+Result<KernelPayload> extract_kernel(const PackedPayload& image, std::span<const uint8_t> file, const std::string& name,
                                      uint64_t max_output) {
   if (!fits(image.payload_offset, image.payload_size, file.size()))
     return error_in(name, "payload lies outside the file");

@@ -16,14 +16,20 @@
 
 namespace kpack {
 
-struct BzImage {
-  boot::SetupHeader header;     // as found at 0x1F1
-  uint64_t setup_size = 0;      // bytes of the real-mode part: (setup_sects + 1) * 512
-  uint64_t payload_offset = 0;  // from the start of the file
+// Where an image keeps its protected-mode part and payload: what extract_kernel and the placement
+// report read, from a bzImage (read_bzimage) or a kpack ELF (elf_reader.h).
+struct PackedPayload {
+  uint64_t protected_offset = 0;  // file offset of the protected-mode part
+  uint64_t payload_offset = 0;    // from the start of the file
   uint64_t payload_size = 0;
   StreamFormat format = StreamFormat::kRaw;
   std::optional<StubRecord> kpack;   // present when the image was written by kpack, and checked
   uint64_t kpack_record_offset = 0;  // where that record sits in the protected-mode part
+};
+
+struct BzImage : PackedPayload {
+  boot::SetupHeader header;  // as found at 0x1F1
+  uint64_t setup_size = 0;   // bytes of the real-mode part: (setup_sects + 1) * 512 (= protected_offset)
 };
 
 // True when `file` has the boot-protocol signature ("HdrS" at 0x202), whatever else it is.
@@ -31,6 +37,12 @@ bool looks_like_bzimage(std::span<const uint8_t> file);
 
 // Validates the header and locates the payload. `name` is the file, for messages.
 Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& name);
+
+// The kpack record at `at` in `protected_part` (its magic already seen), checked exactly as the stub
+// checks it, and against the part's size. `file_offset` is the part's offset in the file, for
+// messages.
+Result<StubRecord> check_kpack_record(std::span<const uint8_t> protected_part, uint64_t at, uint64_t file_offset,
+                                      const std::string& name);
 
 struct KernelPayload {
   std::vector<uint8_t> elf;     // the vmlinux ELF, byte for byte as stored in the payload
@@ -40,7 +52,7 @@ struct KernelPayload {
 // Decodes the payload and splits it at the end of the ELF file (the furthest of its headers,
 // program headers, section headers and section contents). `max_output` bounds the decoded size
 // (see decode_stream); fuzzers lower it to keep each run fast.
-Result<KernelPayload> extract_kernel(const BzImage& image, std::span<const uint8_t> file, const std::string& name,
+Result<KernelPayload> extract_kernel(const PackedPayload& image, std::span<const uint8_t> file, const std::string& name,
                                      uint64_t max_output = kMaxDecodedBytes);
 
 // Bytes of `elf` that belong to the ELF file proper; an error when the headers are inconsistent.

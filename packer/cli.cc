@@ -42,6 +42,8 @@ Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine
     cl.pack.compress.codec = Codec::kXz;
   else if (a == "--randomize-physical")
     cl.pack.randomize_raw_physically = true;
+  else if (a == "--elf")
+    cl.elf = true;
   else if (a == "-o" || a == "--output")
     cl.output = KPACK_TRY_RESULT(option_value(args, i));
   else if (a == "--relocs")
@@ -83,7 +85,7 @@ Status take_command_and_input(const std::vector<std::string>& words, CommandLine
 // Which options go with which command.
 Status check_options_fit_command(CommandLine& cl) {
   if (cl.command == Command::kStats) {
-    bool others = !cl.output.empty() || !cl.relocs_output.empty() || !cl.sbat_input.empty();
+    bool others = !cl.output.empty() || !cl.relocs_output.empty() || !cl.sbat_input.empty() || cl.elf;
     return others ? Error{"kpack: stats takes only --from DIR"} : Status{Ok{}};
   }
   if (!cl.stats_from.empty()) return Error{"kpack: --from goes with stats"};
@@ -93,6 +95,8 @@ Status check_options_fit_command(CommandLine& cl) {
     return Error{"kpack: --relocs goes with extract or packing"};
   if (cl.command == Command::kPack) std::swap(cl.relocs_input, cl.relocs_output);
   if (cl.command != Command::kPack && !cl.sbat_input.empty()) return Error{"kpack: --sbat goes with packing"};
+  if (cl.command != Command::kPack && cl.elf) return Error{"kpack: --elf goes with packing"};
+  if (cl.elf && !cl.sbat_input.empty()) return Error{"kpack: --sbat is for EFI applications: not with --elf"};
   return Ok{};
 }
 

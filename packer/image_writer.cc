@@ -19,15 +19,12 @@ constexpr uint64_t kPageSize = 4096;
 // What 16-bit loaders load and leave alone below the heap and command line (boot.rst: X+0x8000).
 constexpr uint64_t kMaxSetupSize = 0x8000;
 
-uint64_t floor_of(const KernelInput& input, const PackOptions& options) {
-  return options.kernel_address.value_or(input.kernel.physical.begin);
-}
-
 struct Payload {
   std::vector<uint8_t> bytes;
   std::vector<FrameEntry> frames;    // compressed payloads: the frame table
   uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
   uint64_t pref_address = kDefaultLoadAddress;
+  uint64_t kernel_offset = 0;  // raw: the first segment's offset in the protected-mode part
 };
 
 // A raw payload is the compact ELF, as the compressed ones frame it, with its long runs of zero
@@ -48,8 +45,9 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   if (!is_physically_ordered(elf.kernel))
     return error_in(name, "raw layout: the kernel's segments are not in physical order in its file");
   uint64_t segment_offset = payload_offset + elf.kernel.segments[0].offset;
-  uint64_t kernel_address = floor_of(input, options);
+  uint64_t kernel_address = kernel_floor(input, options);
   if (kernel_address >= kDefaultLoadAddress + segment_offset) payload.pref_address = kernel_address - segment_offset;
+  payload.kernel_offset = segment_offset;
   payload.bytes = std::move(elf.bytes);
   payload.init_size_from_base = segment_offset + k.span();
   // The relocation table after the ELF's last byte; the stub copies it aside before the segments
@@ -107,7 +105,7 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
 
 // Where each piece of the protected-mode part goes, as offsets into it:
 // stub | StubRecord | kernel_info | frame table | padding | payload.
-struct ProtectedPart {
+struct PartLayout {
   uint64_t record = 0;
   uint64_t kernel_info = 0;
   uint64_t frame_table = 0;
@@ -116,15 +114,8 @@ struct ProtectedPart {
   uint64_t init_size = 0;  // what the boot protocol's init_size says: the image and all the stub may write
 };
 
-Status check_blobs(const ImageBlobs& blobs, const std::string& name) {
-  if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
-    return error_in(name, "internal error: bad setup blob");
-  if (blobs.stub.size() % kStubRecordAlign) return error_in(name, "internal error: bad stub blob");
-  return Ok{};
-}
-
-ProtectedPart headers_after(uint64_t stub_size) {
-  ProtectedPart part;
+PartLayout headers_after(uint64_t stub_size) {
+  PartLayout part;
   part.record = stub_size;
   part.kernel_info = part.record + sizeof(StubRecord);
   part.frame_table = part.kernel_info + sizeof(boot::KernelInfo);
@@ -132,8 +123,7 @@ ProtectedPart headers_after(uint64_t stub_size) {
 }
 
 // The payload's offset after the frame table, and the sizes the setup header gives.
-Status place_payload(const KernelInput& input, bool raw, Payload& payload, ProtectedPart& part,
-                     const std::string& name) {
+Status place_payload(const KernelInput& input, bool raw, Payload& payload, PartLayout& part, const std::string& name) {
   if (payload.frames.size() > kMaxFrames)
     return error_in(name, "the payload has " + std::to_string(payload.frames.size()) + " frames, more than the " +
                               std::to_string(kMaxFrames) + " a kpack image can hold");
@@ -170,7 +160,7 @@ std::vector<uint8_t> setup_sectors(std::span<const uint8_t> setup, const std::op
   return image;
 }
 
-StubRecord make_record(const KernelInput& input, const PackOptions& options, const ProtectedPart& part,
+StubRecord make_record(const KernelInput& input, const PackOptions& options, const PartLayout& part,
                        const Payload& payload) {
   const bool raw = options.compress.codec == Codec::kRaw;
   StubRecord info{};
@@ -180,7 +170,7 @@ StubRecord make_record(const KernelInput& input, const PackOptions& options, con
   info.payload_offset = part.payload;
   info.payload_size = payload.bytes.size();
   info.image_size = part.size;
-  info.min_kernel_address = floor_of(input, options);
+  info.min_kernel_address = kernel_floor(input, options);
   info.kernel_alignment = input.kernel.alignment;
   info.relocations_size = input.relocs.size();
   info.flags = (options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0) |
@@ -192,59 +182,84 @@ StubRecord make_record(const KernelInput& input, const PackOptions& options, con
   return info;
 }
 
-// The protected-mode part at `base` in the file: the stub and what follows it.
-void write_protected_part(std::vector<uint8_t>& image, uint64_t base, std::span<const uint8_t> stub,
-                          const StubRecord& record, const Payload& payload, const ProtectedPart& part) {
-  std::memcpy(image.data() + base, stub.data(), stub.size());
-  put(image, base + part.record, record);
+// The protected-mode part's bytes: the stub and what follows it.
+std::vector<uint8_t> protected_bytes(std::span<const uint8_t> stub, const StubRecord& record, const Payload& payload,
+                                     const PartLayout& part) {
+  std::vector<uint8_t> bytes(part.size, 0);
+  std::memcpy(bytes.data(), stub.data(), stub.size());
+  put(bytes, part.record, record);
   for (size_t i = 0; i < payload.frames.size(); ++i)
-    put(image, base + part.frame_table + i * sizeof(FrameEntry), payload.frames[i]);
+    put(bytes, part.frame_table + i * sizeof(FrameEntry), payload.frames[i]);
   boot::KernelInfo kernel_info{};
   kernel_info.header = boot::kKernelInfoMagic;
   kernel_info.size = sizeof(boot::KernelInfo);
   kernel_info.size_total = sizeof(boot::KernelInfo);
   kernel_info.setup_type_max = 0;
-  put(image, base + part.kernel_info, kernel_info);
-  std::memcpy(image.data() + base + part.payload, payload.bytes.data(), payload.bytes.size());
+  put(bytes, part.kernel_info, kernel_info);
+  std::memcpy(bytes.data() + part.payload, payload.bytes.data(), payload.bytes.size());
+  return bytes;
 }
 
 }  // namespace
 
-Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
-                                         const std::string& name) {
-  KPACK_TRY_RESULT(check_blobs(blobs, name));
+uint64_t kernel_floor(const KernelInput& input, const PackOptions& options) {
+  return options.kernel_address.value_or(input.kernel.physical.begin);
+}
+
+Result<ProtectedPart> build_protected_part(const KernelInput& input, const PackOptions& options,
+                                           const ImageBlobs& blobs, const std::string& name) {
+  if (blobs.stub.size() % kStubRecordAlign) return error_in(name, "internal error: bad stub blob");
   StubLayout stub_layout = KPACK_TRY_RESULT(read_stub_layout(blobs.stub, name));
   // The payload first: its frame count decides where it starts.
-  ProtectedPart part = headers_after(blobs.stub.size());
+  PartLayout part = headers_after(blobs.stub.size());
   const bool raw = options.compress.codec == Codec::kRaw;
   Payload payload =
       KPACK_TRY_RESULT(raw ? build_raw_payload(input, options, align_up(part.frame_table, kPageSize), name)
                            : build_compressed_payload(input, options, name));
   KPACK_TRY_RESULT(place_payload(input, raw, payload, part, name));
+  ProtectedPart out;
+  out.bytes = protected_bytes(blobs.stub, make_record(input, options, part, payload), payload, part);
+  out.stub = stub_layout;
+  out.record_offset = part.record;
+  out.kernel_info_offset = part.kernel_info;
+  out.payload_offset = part.payload;
+  out.payload_size = payload.bytes.size();
+  out.init_size = part.init_size;
+  out.memory_size = raw ? part.init_size : part.size;
+  out.pref_address = payload.pref_address;
+  out.kernel_offset = payload.kernel_offset;
+  return out;
+}
+
+Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
+                                         const std::string& name) {
+  if (blobs.setup.size() % boot::kSectorSize || blobs.setup.size() < 2 * boot::kSectorSize)
+    return error_in(name, "internal error: bad setup blob");
+  ProtectedPart part = KPACK_TRY_RESULT(build_protected_part(input, options, blobs, name));
+  const uint64_t size = part.bytes.size();
 
   uint32_t kernel_version = 0;
   std::vector<uint8_t> image = setup_sectors(blobs.setup, input.version, kernel_version);
   if (image.size() > kMaxSetupSize) return error_in(name, "internal error: setup sectors too large");
   const uint64_t setup_size = image.size();
   boot::SetupHeader header =
-      make_header(input, static_cast<uint32_t>(setup_size / boot::kSectorSize - 1), part.size, part.payload,
-                  payload.bytes.size(), part.init_size, part.kernel_info, payload.pref_address);
+      make_header(input, static_cast<uint32_t>(setup_size / boot::kSectorSize - 1), size, part.payload_offset,
+                  part.payload_size, part.init_size, part.kernel_info_offset, part.pref_address);
   header.kernel_version = static_cast<uint16_t>(kernel_version);
   // The EFI handover entry (GRUB's linuxefi and older systemd-stub), 64-bit: at 0x200 + offset.
-  header.handover_offset = stub_layout.handover_entry - boot::kEntry64Offset;
+  header.handover_offset = part.stub.handover_entry - boot::kEntry64Offset;
   header.xloadflags = header.xloadflags | boot::kXlfEfiHandover64;
   put(image, boot::kSetupHeaderOffset, header);
 
   // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
-  image.resize(setup_size + align_up(part.size, kPeFileAlignment), 0);
-  PeInput pe{setup_size, stub_layout,        part.payload, part.size, raw ? part.init_size : part.size,
-             0,          options.sbat.size()};
+  image.resize(setup_size + align_up(size, kPeFileAlignment), 0);
+  PeInput pe{setup_size, part.stub, part.payload_offset, size, part.memory_size, 0, options.sbat.size()};
   if (!options.sbat.empty()) {
     pe.sbat_offset = image.size();
     image.insert(image.end(), options.sbat.begin(), options.sbat.end());
     image.resize(align_up(image.size(), kPeFileAlignment), 0);
   }
-  write_protected_part(image, setup_size, blobs.stub, make_record(input, options, part, payload), payload, part);
+  std::memcpy(image.data() + setup_size, part.bytes.data(), size);
   KPACK_TRY_RESULT(write_pe_headers(image, pe, name));
   return image;
 }

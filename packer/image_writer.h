@@ -1,5 +1,6 @@
 // Assembles a kpack image: the real-mode setup sectors with a complete setup header, the stub, the
-// StubRecord and kernel_info records, and the payload.
+// StubRecord and kernel_info records, and the payload. The protected-mode part (all but the setup
+// sectors) is a pass of its own, which the ELF output (elf_writer.h) carries as it is.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/kpack_image.h"
 #include "packer/codecs.h"
 #include "packer/kernel_input.h"
 #include "packer/result.h"
@@ -41,7 +43,31 @@ struct ImageBlobs {
 // The blobs built into this kpack binary: the setup, and the stub with `codec`'s decoder.
 ImageBlobs built_in_blobs(Codec codec);
 
+// The lowest physical address the kernel may run at: --kernel-address, else its link address.
+uint64_t kernel_floor(const KernelInput& input, const PackOptions& options);
+
+// What the stub needs loaded, contiguously, at any 4 KiB-aligned address: the stub, its record,
+// kernel_info, the frame table and the payload.
+struct ProtectedPart {
+  std::vector<uint8_t> bytes;  // the record's image_size bytes
+  StubLayout stub;             // the stub's layout block
+  uint64_t record_offset = 0;  // the StubRecord; kernel_info follows it
+  uint64_t kernel_info_offset = 0;
+  uint64_t payload_offset = 0;
+  uint64_t payload_size = 0;
+  uint64_t init_size = 0;  // how far from the image's base the stub may write (the header's init_size)
+  // Bytes once loaded: a raw image's run on through the kernel's bss, which the file leaves out
+  // (init_size); a compressed image's are its file bytes.
+  uint64_t memory_size = 0;
+  uint64_t pref_address = kDefaultLoadAddress;  // raw: where the first segment lands on the kernel's floor
+  uint64_t kernel_offset = 0;                   // raw: the first kernel segment's offset in the part (else 0)
+};
+
 // `name` is the output file, for messages.
+Result<ProtectedPart> build_protected_part(const KernelInput& input, const PackOptions& options,
+                                           const ImageBlobs& blobs, const std::string& name);
+
+// The bzImage: setup sectors, then the protected-mode part. `name` is the output file, for messages.
 Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
                                          const std::string& name);
 

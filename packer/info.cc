@@ -4,7 +4,9 @@
 
 #include "formats/elf64.h"
 #include "formats/pe.h"
+#include "formats/kpack_elf.h"
 #include "packer/bzimage_reader.h"
+#include "packer/elf_reader.h"
 #include "packer/file_io.h"
 #include "packer/kernel_input.h"
 #include "packer/layout.h"
@@ -60,7 +62,7 @@ void print_pe_view(const std::optional<PeView>& pe, std::FILE* out) {
 }
 
 // What the payload decodes to, and the relocation table after the ELF.
-void print_payload(const BzImage& image, std::span<const uint8_t> file, const KernelPayload& payload,
+void print_payload(const PackedPayload& image, std::span<const uint8_t> file, const KernelPayload& payload,
                    const std::string& path, std::FILE* out) {
   std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
                stream_format_name(image.format), image.payload_size, payload.elf.size(), payload.relocs.size());
@@ -124,6 +126,71 @@ void print_kernel(const KernelHeaders& k, std::FILE* out) {
                k.entry - k.physical.begin);
 }
 
+// kpack's ELF output: the headers the VMMs read, and why the image lies where it does.
+void print_elf_view(const KpackElf& elf, std::span<const uint8_t> file, const KernelHeaders& kernel,
+                    const std::string& path, std::FILE* out) {
+  const StubRecord& info = *elf.payload.kpack;
+  std::fprintf(out, "%s: kpack ELF image (%s), %zu bytes\n", path.c_str(),
+               codec_name(static_cast<Codec>(uint32_t{info.codec})), file.size());
+  std::fprintf(out,
+               "elf: ELF64 x86-64 executable, entry 0x%" PRIx64
+               " (the 64-bit boot protocol's entry: Firecracker without PVH)\n",
+               uint64_t{elf.ehdr.entry});
+  std::fprintf(out, "program headers (%zu):\n", elf.phdrs.size());
+  for (const elf::Phdr& p : elf.phdrs) {
+    const char* type = p.type == elf::kPtLoad ? "LOAD" : p.type == elf::kPtNote ? "NOTE" : "other";
+    auto flag = [&](uint32_t bit, char letter) { return p.flags & bit ? letter : '-'; };
+    std::fprintf(out,
+                 "  %-5s offset 0x%08" PRIx64 " paddr 0x%08" PRIx64 " filesz 0x%08" PRIx64 " memsz 0x%08" PRIx64
+                 " align 0x%" PRIx64 " %c%c%c\n",
+                 type, uint64_t{p.offset}, uint64_t{p.paddr}, uint64_t{p.filesz}, uint64_t{p.memsz}, uint64_t{p.align},
+                 flag(elf::kPfR, 'R'), flag(elf::kPfW, 'W'), flag(elf::kPfX, 'X'));
+  }
+  std::fprintf(out, "notes (%" PRIu64 "):\n", elf.notes);
+  std::fprintf(out,
+               "  Xen PHYS32_ENTRY: PVH entry 0x%08" PRIx64
+               " (32-bit, paging off: QEMU -kernel, Cloud Hypervisor, Firecracker 1.12+)\n",
+               elf.pvh_entry);
+  std::fprintf(out, "  kpack: record at 0x%" PRIx64 " in the PT_LOAD\n", elf.payload.kpack_record_offset);
+  // Why there: the kernel runs at its floor with nokaslr and needs its span from there.
+  const uint64_t base = elf.load.paddr, end = base + elf.load.memsz, floor = info.min_kernel_address;
+  const uint64_t kernel_end = floor + kernel.span();
+  std::fprintf(
+      out, "load: 0x%08" PRIx64 "-0x%08" PRIx64 ", the kernel at 0x%08" PRIx64 "-0x%08" PRIx64 " with nokaslr: ", base,
+      end, floor, kernel_end);
+  KernelHeaders raw;
+  const uint8_t* stored = file.data() + elf.payload.payload_offset;
+  if (info.codec == static_cast<uint32_t>(Codec::kRaw) &&
+      parse_kernel_headers(stored, elf.payload.payload_size, elf.payload.payload_size, &raw).ok() &&
+      base + info.payload_offset + raw.segments[0].offset == floor)
+    std::fprintf(out, "raw, its first segment loaded where it runs (no copy)\n");
+  else if (end <= floor)
+    std::fprintf(out, "below the kernel's floor (no more guest RAM than the stock bzImage needs)\n");
+  else if (base >= kernel_end)
+    std::fprintf(out,
+                 "above the kernel (it does not fit below its floor): the guest needs %" PRIu64
+                 " MiB more RAM than the stock bzImage\n",
+                 (end - kernel_end + (1 << 20) - 1) >> 20);
+  else
+    std::fprintf(out, "over the kernel's place at its floor: the stub moves the kernel elsewhere\n");
+}
+
+Status print_elf_info(std::span<const uint8_t> file, const std::string& path, std::FILE* out,
+                      const InfoLimits& limits) {
+  KpackElf elf = KPACK_TRY_RESULT(read_kpack_elf(file, path));
+  KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(elf.payload, file, path, limits.max_decoded));
+  KernelHeaders kernel = KPACK_TRY_RESULT(parse_vmlinux(payload.elf, path));
+  print_elf_view(elf, file, kernel, path, out);
+  print_payload(elf.payload, file, payload, path, out);
+  print_kpack_record(*elf.payload.kpack, kernel, out);
+  print_kernel(kernel, out);
+  // Every ELF loader puts the PT_LOAD at its physical address: one placement to show.
+  print_placement_heading(out, limits.ram_size);
+  print_placement_at(elf.payload, elf.protected_part(file), elf.load.paddr, "p_paddr: every ELF loader", out,
+                     limits.ram_size);
+  return Ok{};
+}
+
 }  // namespace
 
 Status print_info(const std::string& path, std::FILE* out) {
@@ -134,6 +201,7 @@ Status print_info(const std::string& path, std::FILE* out) {
 Status print_image_info(std::span<const uint8_t> file, const std::string& path, std::FILE* out,
                         const InfoLimits& limits) {
   // The image is read and checked before the first line: a bad one prints only its error.
+  if (looks_like_elf(file)) return print_elf_info(file, path, out, limits);
   BzImage image = KPACK_TRY_RESULT(read_bzimage(file, path));
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, path, limits.max_decoded));
   KernelHeaders kernel = KPACK_TRY_RESULT(parse_vmlinux(payload.elf, path));

@@ -6,6 +6,7 @@
 
 #include "formats/uefi.h"
 #include "packer/bzimage_reader.h"
+#include "packer/elf_reader.h"
 #include "packer/file_io.h"
 #include "packer/kernel_version.h"
 #include "packer/pe_image.h"
@@ -72,6 +73,17 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
 Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path) {
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
   if (file.empty()) return error_in(path, "empty file");
+  // kpack's own ELF output: its kernel, relocations and paging levels are in its payload and record.
+  if (looks_like_kpack_elf(file)) {
+    KpackElf elf = KPACK_TRY_RESULT(read_kpack_elf(file, path));
+    KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(elf.payload, file, path));
+    KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
+    input.relocs = std::move(payload.relocs);
+    input.five_level_paging = elf.payload.kpack->flags & kStubKernelFiveLevel;
+    input.version = version_from_banner(input.elf);
+    KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
+    return input;
+  }
   if (!looks_like_bzimage(file)) {
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
     input.version = version_from_banner(input.elf);

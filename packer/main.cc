@@ -13,6 +13,8 @@
 
 #include "packer/bzimage_reader.h"
 #include "packer/cli.h"
+#include "packer/elf_reader.h"
+#include "packer/elf_writer.h"
 #include "packer/file_io.h"
 #include "packer/image_writer.h"
 #include "packer/info.h"
@@ -83,10 +85,18 @@ Status pack(const CommandLine& cl) {
     options.sbat = std::move(sbat);
   }
   options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
-  std::vector<uint8_t> image =
-      KPACK_TRY_RESULT(build_image(input, options, built_in_blobs(options.compress.codec), cl.output));
-  // Replace the output in one step.
-  Status written = write_file_atomically(cl.output, image, 0644);
+  const ImageBlobs blobs = built_in_blobs(options.compress.codec);
+  std::optional<ElfLoad> elf_load;
+  std::vector<uint8_t> image;
+  if (cl.elf) {
+    ElfImage elf = KPACK_TRY_RESULT(build_elf_image(input, options, blobs, cl.output));
+    image = std::move(elf.bytes);
+    elf_load = elf.load;
+  } else {
+    image = KPACK_TRY_RESULT(build_image(input, options, blobs, cl.output));
+  }
+  // Replace the output in one step; an ELF is an executable, as a vmlinux is.
+  Status written = write_file_atomically(cl.output, image, cl.elf ? 0755 : 0644);
   // After success only, so that a failed pack still prints its one error line and nothing else.
   if (written && input.relocs_origin == RelocsOrigin::kNone)
     std::fprintf(stderr,
@@ -98,13 +108,22 @@ Status pack(const CommandLine& cl) {
                  "kpack: note: %s was signed; its signature does not cover the new image, which is unsigned "
                  "(sign it again, e.g. with sbsign)\n",
                  cl.input.c_str());
+  if (written && elf_load && elf_load->placement == ElfPlacement::kAboveKernel)
+    std::fprintf(stderr,
+                 "kpack: warning: %s does not fit below the kernel's floor: it loads at %#llx, above the kernel, "
+                 "and needs more guest RAM than the stock bzImage (kpack info says how much)\n",
+                 cl.output.c_str(), static_cast<unsigned long long>(elf_load->address));
   return written;
 }
 
 Status extract(const CommandLine& cl) {
   // Find the payload, decode it, and split it into the ELF and the relocation table.
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(cl.input));
-  BzImage image = KPACK_TRY_RESULT(read_bzimage(file, cl.input));
+  PackedPayload image;
+  if (looks_like_elf(file))
+    image = KPACK_TRY_RESULT(read_kpack_elf(file, cl.input)).payload;
+  else
+    image = KPACK_TRY_RESULT(read_bzimage(file, cl.input));
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, cl.input));
   // Write both atomically; the relocations only when asked for.
   if (!cl.relocs_output.empty()) {

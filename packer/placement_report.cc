@@ -36,11 +36,12 @@ class SimulatedRam final : public PhysicalMemory {
   MappedRam ram_;
 };
 
+}  // namespace
+
 // One load address: run the engine as the stub would and say what it did.
-void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ram_size, uint64_t load,
-                const char* label, std::FILE* out) {
+void print_placement_at(const PackedPayload& image, std::span<const uint8_t> protected_part, uint64_t load,
+                        const char* label, std::FILE* out, uint64_t ram_size) {
   const StubRecord& info = *image.kpack;
-  std::span<const uint8_t> protected_part = file.subspan(image.setup_size);
   std::fprintf(out, "  at 0x%08" PRIx64 " (%s): ", load, label);
   // Overflow-safe: a crafted pref_address may lie anywhere up to 2^64.
   if (load < kMiB || load > ram_size || protected_part.size() > ram_size - load) {
@@ -92,23 +93,29 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ra
                aligned ? "" : "; KERNEL ADDRESS NOT ACCEPTABLE");
 }
 
-}  // namespace
+void print_placement_heading(std::FILE* out, uint64_t ram_size) {
+  std::fprintf(out, "placement (the stub's engine on a simulated %" PRIu64 " MiB machine, RAM from 1 MiB):\n",
+               ram_size / kMiB);
+}
 
 void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out, uint64_t ram_size) {
   if (!image.kpack) return;
   const boot::SetupHeader& h = image.header;
   uint64_t alignment = h.kernel_alignment ? uint64_t{h.kernel_alignment} : 2 * kMiB;
-  std::fprintf(out, "placement (the stub's engine on a simulated %" PRIu64 " MiB machine, RAM from 1 MiB):\n",
-               ram_size / kMiB);
-  report_one(image, file, ram_size, kMiB, "1 MiB: QEMU -kernel, GRUB linux16, ISOLINUX", out);
+  print_placement_heading(out, ram_size);
+  // Every loader of a bzImage loads all of the file after the setup sectors.
+  auto report_one = [&](uint64_t load, const char* label) {
+    print_placement_at(image, file.subspan(image.setup_size), load, label, out, ram_size);
+  };
+  report_one(kMiB, "1 MiB: QEMU -kernel, GRUB linux16, ISOLINUX");
   if (h.pref_address != kMiB)
-    report_one(image, file, ram_size, h.pref_address, "pref_address", out);
+    report_one(h.pref_address, "pref_address");
   else
     std::fprintf(out, "  at pref_address 0x%08" PRIx64 ": as at 1 MiB\n", uint64_t{h.pref_address});
-  report_one(image, file, ram_size, 16 * kMiB, "16 MiB: kexec_file_load's lowest", out);
+  report_one(16 * kMiB, "16 MiB: kexec_file_load's lowest");
   // kexec-tools' bzImage64 loader takes the highest aligned hole that holds init_size.
   uint64_t top = h.init_size < ram_size ? (ram_size - h.init_size) / alignment * alignment : 0;
-  report_one(image, file, ram_size, top, "highest aligned fit of init_size: kexec-tools", out);
+  report_one(top, "highest aligned fit of init_size: kexec-tools");
 }
 
 }  // namespace kpack

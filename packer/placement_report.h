@@ -17,4 +17,11 @@ inline constexpr uint64_t kPlacementRamSize = 512ull << 20;
 void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out,
                             uint64_t ram_size = kPlacementRamSize);
 
+// The report's heading, then one line per load address of `protected_part` (the bytes a loader puts
+// there; image.kpack is set), as print_placement_report prints them: for images that go to one
+// address only, such as kpack's ELF output.
+void print_placement_heading(std::FILE* out, uint64_t ram_size = kPlacementRamSize);
+void print_placement_at(const PackedPayload& image, std::span<const uint8_t> protected_part, uint64_t load,
+                        const char* label, std::FILE* out, uint64_t ram_size = kPlacementRamSize);
+
 }  // namespace kpack

@@ -38,6 +38,12 @@ TEST_CASE("the pack command line") {
   REQUIRE(cl.ok());
   CHECK(cl->pack.compress.codec == Codec::kXz);
   CHECK(cl->pack.compress.level == 9);
+  CHECK_FALSE(cl->elf);
+
+  cl = parse({"--elf", "--zstd", "in", "-o", "out.elf"});  // the ELF output, any codec
+  REQUIRE(cl.ok());
+  CHECK(cl->elf);
+  CHECK(cl->pack.compress.codec == Codec::kZstd);
 }
 
 TEST_CASE("extract, info, help and version") {
@@ -77,6 +83,10 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"info", "a", "--relocs", "r"}) == "kpack: --relocs goes with extract or packing");
   CHECK(error({"extract", "a", "-o", "x", "--sbat", "s"}) == "kpack: --sbat goes with packing");
   CHECK(error({"a", "-o", "x", "--sbat"}) == "kpack: --sbat needs a value");
+  CHECK(error({"extract", "a", "-o", "x", "--elf"}) == "kpack: --elf goes with packing");
+  CHECK(error({"info", "a", "--elf"}) == "kpack: --elf goes with packing");
+  CHECK(error({"stats", "--elf"}) == "kpack: stats takes only --from DIR");
+  CHECK(error({"--elf", "a", "-o", "x", "--sbat", "s"}) == "kpack: --sbat is for EFI applications: not with --elf");
 }
 
 TEST_CASE("the stats command line") {
