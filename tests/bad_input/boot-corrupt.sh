@@ -19,6 +19,8 @@
 #                    its error, waits 5 s and resets the machine (QEMU without -no-reboot), and the
 #                    machine boots again: required, the second boot's first stub line after "kpack: resetting",
 #                    4-9 s of wall time between the error line and it, and the second boot's error
+#   elf-lz4          as lz4, in the ELF for direct-boot VMMs (kpack --elf), booted by PVH through
+#                    QEMU -kernel: the same refusal from the PVH entry
 #   efi-lz4-before-exit  the same with kpack.test_decode_before_exit: the confidential VMs' order,
 #                    decoded before ExitBootServices, so the error goes to the firmware console and
 #                    the entry returns an EFI status; the boot manager goes on to its next boot
@@ -34,8 +36,10 @@ source "$here/damaged_image.sh"
 damaged_image_setup "$3" "$mode"
 
 codec=$mode expect='kpack: error' firmware=() timeout_s=25
+format=()
 case $mode in
     panic-lz4) codec=lz4 ;;
+    elf-lz4) codec=lz4 format=(--elf) expect='kpack: error: payload frame digest mismatch' ;;
     efi-panic-lz4)
         codec=lz4 expect='kpack: error: payload frame digest mismatch' firmware=(-bios /usr/share/qemu/OVMF.fd) ;;
     efi-lz4|efi-lz4-before-exit)
@@ -45,12 +49,32 @@ case $mode in
 esac
 level=(--level 1)  # the content does not matter here, only that it is damaged: pack fast
 [[ $codec == raw ]] && level=()
-"$kpack" "--$codec" "${level[@]}" "$vmlinuz" -o "$image"
+"$kpack" "${format[@]}" "--$codec" "${level[@]}" "$vmlinuz" -o "$image"
 
+# The payload's place in the file: after a bzImage's setup sectors (its header's payload_offset),
+# or in an ELF's PT_LOAD, where the kpack record (found through kpack's own note) says.
 read -r offset length < <(python3 -c 'import struct,sys
-d=open(sys.argv[1],"rb").read(0x260)
-off,length=struct.unpack_from("<II",d,0x248)
-print(((d[0x1F1] or 4)+1)*512+off, length)' "$image")
+d=open(sys.argv[1],"rb").read()
+if d[:4] == b"\x7fELF":
+    phoff, = struct.unpack_from("<Q", d, 0x20); phnum, = struct.unpack_from("<H", d, 0x38)
+    load = note = None
+    for i in range(phnum):
+        p_type, _, p_offset = struct.unpack_from("<IIQ", d, phoff + 56 * i)
+        p_filesz, = struct.unpack_from("<Q", d, phoff + 56 * i + 32)
+        if p_type == 1: load = p_offset
+        if p_type == 4: note = (p_offset, p_filesz)
+    at, record = note[0], None
+    while at < note[0] + note[1]:
+        namesz, descsz, ntype = struct.unpack_from("<III", d, at)
+        name = d[at + 12:at + 12 + namesz].rstrip(b"\0")
+        desc = at + 12 + (namesz + 3) // 4 * 4
+        if name == b"kpack": record = load + struct.unpack_from("<Q" if descsz == 8 else "<I", d, desc)[0]
+        at = desc + (descsz + 3) // 4 * 4
+    payload, size = struct.unpack_from("<QQ", d, record + 16)
+    print(load + payload, size)
+else:
+    off, length = struct.unpack_from("<II", d, 0x248)
+    print(((d[0x1F1] or 4) + 1) * 512 + off, length)' "$image")
 # The record sits right before kernel_info (formats/kpack_image.h); image_size is its 5th field.
 record=$(python3 -c 'import struct,sys
 d=open(sys.argv[1],"rb").read(0x270)

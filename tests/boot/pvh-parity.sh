@@ -24,7 +24,7 @@ fail() { echo "pvh-parity: FAIL ($machine $codec): $*" >&2; exit 1; }
 "$kpack" extract "$vmlinuz" -o "$out/vmlinux"
 "$kpack" --elf "--$codec" "$vmlinuz" -o "$out/kpack.elf"
 
-qemu_args=() boot_args=() words="kpack.bootparams"
+qemu_args=() boot_args=() words="kpack.bootparams kpack.debug"
 if [[ $machine == microvm ]]; then
     # microvm lists its devices in ACPI (acpi=on); its power-off does not end QEMU; its kernel cannot
     # calibrate the TSC against the PIT under TCG often enough (tests/smp/CMakeLists.txt).
@@ -42,7 +42,7 @@ boot() {
 }
 log_a=$(boot vmlinux "$out/vmlinux")
 log_b=$(boot kpack "$out/kpack.elf")
-grep -aq 'kpack: entered by PVH' "$log_b" || echo "pvh-parity: (no kpack.debug line to say which entry ran)"
+grep -aq "kpack: entered by PVH" "$log_b" || fail "the stub did not say it was entered by PVH (see $log_b)"
 
 source "$here/../support/parity_verdict.sh"
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/pvh-parity-allow.txt" "$machine" "kpack --elf --$codec"
