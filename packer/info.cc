@@ -6,6 +6,7 @@
 #include "formats/pe.h"
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
+#include "packer/image_writer.h"
 #include "packer/kernel_input.h"
 #include "packer/layout.h"
 #include "packer/pe_image.h"
@@ -69,6 +70,17 @@ void print_payload(const BzImage& image, std::span<const uint8_t> file, const Ke
   const uint8_t* stored = file.data() + image.payload_offset;
   if (image.kpack && image.kpack->codec == static_cast<uint32_t>(Codec::kRaw) &&
       parse_kernel_headers(stored, image.payload_size, image.payload_size, &raw).ok()) {
+    // In place when the protected-mode part at 1 MiB (QEMU -kernel) puts every segment where it runs.
+    uint64_t first = kDefaultLoadAddress + (image.payload_offset - image.setup_size) + raw.segments[0].offset;
+    if (mirrors_physical(raw) && first == image.kpack->min_kernel_address)
+      std::fprintf(out,
+                   "layout: in-place (--layout in-place: loaded at 1 MiB, as QEMU -kernel loads it, every segment "
+                   "already lies where it runs; the stub moves nothing)\n");
+    else
+      std::fprintf(out,
+                   "layout: compact (--layout compact: no zeros before or between the segments, for firmware that "
+                   "reads every byte; the stub moves the kernel unless it is loaded at pref_address 0x%" PRIx64 ")\n",
+                   uint64_t{image.header.pref_address});
     uint64_t zeros = left_out_zeros(raw, &runs);
     if (runs)
       std::fprintf(out,

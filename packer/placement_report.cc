@@ -71,7 +71,9 @@ void report_one(const BzImage& image, std::span<const uint8_t> file, uint64_t ra
   }
 
   std::fprintf(out, "kernel at 0x%08" PRIx64 ", entry 0x%08" PRIx64, result.base, result.entry);
-  if (result.in_place)
+  if (result.in_place && !result.moved)
+    std::fprintf(out, ", in place (nothing moved)");
+  else if (result.in_place)
     std::fprintf(out, ", in place (the segments above the first moved up: %" PRIu64 " bytes)", result.moved);
   else if (result.moved)
     std::fprintf(out, ", moved: %" PRIu64 " bytes", result.moved);
