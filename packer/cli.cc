@@ -44,7 +44,13 @@ Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine
     cl.pack.randomize_raw_physically = true;
   else if (a == "--elf")
     cl.elf = true;
-  else if (a == "-o" || a == "--output")
+  else if (a == "--layout") {
+    std::string where = KPACK_TRY_RESULT(option_value(args, i));
+    if (where != "in-place" && where != "compact")
+      return Error{"kpack: --layout takes in-place or compact, not '" + where + "'"};
+    cl.pack.raw_layout = where == "compact" ? RawLayout::kCompact : RawLayout::kInPlace;
+    cl.layout_given = true;
+  } else if (a == "-o" || a == "--output")
     cl.output = KPACK_TRY_RESULT(option_value(args, i));
   else if (a == "--relocs")
     cl.relocs_output = KPACK_TRY_RESULT(option_value(args, i));
@@ -113,6 +119,10 @@ Status check_pack_options(CommandLine& cl) {
     return Error{"kpack: --kernel-address must be a multiple of 2 MiB between 2 MiB and 4 GiB"};
   if (cl.pack.randomize_raw_physically && codec != Codec::kRaw)
     return Error{"kpack: --randomize-physical is for --raw (compressed images always randomize)"};
+  if (cl.pack.raw_layout == RawLayout::kCompact && codec != Codec::kRaw)
+    return Error{"kpack: --layout compact is for --raw (compressed images are always compact)"};
+  // An ELF loader puts the segment at its p_paddr: a raw ELF is compact, its kernel already in place.
+  if (cl.elf && cl.layout_given) return Error{"kpack: --layout is for bzImages (an ELF's kernel lies where it runs)"};
   return Ok{};
 }
 

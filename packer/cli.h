@@ -20,6 +20,7 @@ struct CommandLine {
   std::string relocs_input;   // packing: --relocs FILE, the kernel's relocation table
   std::string sbat_input;     // packing: --sbat FILE, the .sbat section's contents
   std::string stats_from;     // stats --from DIR: a copy of /sys/kernel/boot_params/setup_data
+  bool layout_given = false;  // packing: --layout was on the command line
   bool elf = false;           // packing: --elf, an ELF for direct-boot VMMs (elf_writer.h), not a bzImage
   PackOptions pack;
   bool level_given = false;

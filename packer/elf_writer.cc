@@ -120,7 +120,11 @@ ElfLoad choose_elf_load(const ProtectedPart& part, bool raw, uint64_t floor, uin
 
 Result<ElfImage> build_elf_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
                                  const std::string& name) {
-  ProtectedPart part = KPACK_TRY_RESULT(build_protected_part(input, options, blobs, name));
+  // An ELF loader puts the segment at its p_paddr, so a raw kernel is laid out compact and loaded
+  // with its first segment where it runs; the in-place layout's hole would only cost the file.
+  PackOptions elf_options = options;
+  elf_options.raw_layout = RawLayout::kCompact;
+  ProtectedPart part = KPACK_TRY_RESULT(build_protected_part(input, elf_options, blobs, name));
   if (!plausible_pvh_entry(part.stub))
     return error_in(name, "internal error: this kpack's stub has no PVH entry (layout block says " +
                               hex(part.stub.pvh_entry) + ")");

@@ -25,22 +25,36 @@ struct Payload {
   uint64_t init_size_from_base = 0;  // how far past the image base the stub may write
   uint64_t pref_address = kDefaultLoadAddress;
   uint64_t kernel_offset = 0;  // raw: the first segment's offset in the protected-mode part
+  Range hole;                  // in-place raw payloads: the zero pages before the kernel (pe_image.h)
 };
 
-// A raw payload is the compact ELF, as the compressed ones frame it, with its long runs of zero
-// pages left out too: no zeros before the kernel, none between its segments and few inside them,
-// since a firmware reading the file pays for every byte of it (doc/image-format.md). pref_address puts the first segment on the kernel's floor, where a loader
-// that honours it leaves the kernel; elsewhere the stub moves the segments there.
-Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
-                                  const std::string& name) {
+// An in-place raw payload: the mirrored ELF, its lowest segment `kernel_address - 1 MiB` into the
+// protected-mode part, so that the part at the default address puts every segment where it runs.
+// pref_address is that default address; the zeros before the first segment become a hole in the
+// file (file_io.cc) and in no PE section.
+Result<Payload> build_in_place_raw_payload(const KernelInput& input, const PackOptions& options,
+                                           uint64_t payload_offset, const std::string& name) {
   Payload payload;
-  const KernelHeaders& k = input.kernel;
-  // A raw kernel's whole span, gaps and bss included, is what init_size asks a loader for and what
-  // the stub moves segments across: refuse absurd spans (a hostile ELF can place two tiny segments
-  // 4 GiB apart).
-  if (k.span() > kMaxDecodedBytes)
-    return error_in(name, "raw layout: the kernel's segments span " + std::to_string(k.span()) +
-                              " bytes, more than a raw image can hold (1 GiB)");
+  uint64_t kernel_address = kernel_floor(input, options);
+  uint64_t segment_offset = kernel_address - kDefaultLoadAddress;
+  if (kernel_address <= kDefaultLoadAddress || segment_offset < payload_offset + kPageSize)
+    return error_in(name, "raw layout: kernel address leaves no room for the stub below it");
+  PayloadElf elf = layout_mirrored(input, segment_offset - payload_offset);
+  payload.hole = Range{align_up(elf.kernel.headers_end, kPageSize), elf.kernel.segments[0].offset & ~(kPageSize - 1)};
+  payload.kernel_offset = segment_offset;
+  payload.bytes = std::move(elf.bytes);
+  payload.init_size_from_base = segment_offset + input.kernel.span();
+  return payload;
+}
+
+// A compact raw payload is the compact ELF, as the compressed ones frame it, with its long runs of
+// zero pages left out too: no zeros before the kernel, none between its segments and few inside
+// them, since a firmware reading the file pays for every byte of it (doc/image-format.md).
+// pref_address puts the first segment on the kernel's floor, where a loader that honours it leaves
+// the kernel; elsewhere the stub moves the segments there.
+Result<Payload> build_compact_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
+                                          const std::string& name) {
+  Payload payload;
   PayloadElf elf = layout_compact(input, InnerZeros::kLeftOut);
   if (!is_physically_ordered(elf.kernel))
     return error_in(name, "raw layout: the kernel's segments are not in physical order in its file");
@@ -49,9 +63,23 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   if (kernel_address >= kDefaultLoadAddress + segment_offset) payload.pref_address = kernel_address - segment_offset;
   payload.kernel_offset = segment_offset;
   payload.bytes = std::move(elf.bytes);
-  payload.init_size_from_base = segment_offset + k.span();
-  // The relocation table after the ELF's last byte; the stub copies it aside before the segments
-  // move up over it (stub/unpack/unpack.cc).
+  payload.init_size_from_base = segment_offset + input.kernel.span();
+  return payload;
+}
+
+Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
+                                  const std::string& name) {
+  // A raw kernel's whole span, gaps and bss included, is what init_size asks a loader for and what
+  // the stub moves segments across: refuse absurd spans (a hostile ELF can place two tiny segments
+  // 4 GiB apart).
+  if (input.kernel.span() > kMaxDecodedBytes)
+    return error_in(name, "raw layout: the kernel's segments span " + std::to_string(input.kernel.span()) +
+                              " bytes, more than a raw image can hold (1 GiB)");
+  Payload payload = KPACK_TRY_RESULT(options.raw_layout == RawLayout::kInPlace
+                                         ? build_in_place_raw_payload(input, options, payload_offset, name)
+                                         : build_compact_raw_payload(input, options, payload_offset, name));
+  // The relocation table after the ELF's last byte, where the kernel's bss will be; the stub
+  // copies it aside before any segment moves over it or the bss is zeroed (stub/unpack/unpack.cc).
   if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
   return payload;
 }
@@ -228,6 +256,7 @@ Result<ProtectedPart> build_protected_part(const KernelInput& input, const PackO
   out.memory_size = raw ? part.init_size : part.size;
   out.pref_address = payload.pref_address;
   out.kernel_offset = payload.kernel_offset;
+  if (!payload.hole.empty()) out.hole = Range{part.payload + payload.hole.begin, part.payload + payload.hole.end};
   return out;
 }
 
@@ -254,6 +283,7 @@ Result<std::vector<uint8_t>> build_image(const KernelInput& input, const PackOpt
   // Whole 512-byte file blocks, as the PE sections are; then the .sbat section's bytes, if any.
   image.resize(setup_size + align_up(size, kPeFileAlignment), 0);
   PeInput pe{setup_size, part.stub, part.payload_offset, size, part.memory_size, 0, options.sbat.size()};
+  pe.hole = part.hole;
   if (!options.sbat.empty()) {
     pe.sbat_offset = image.size();
     image.insert(image.end(), options.sbat.begin(), options.sbat.end());

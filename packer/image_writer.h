@@ -19,8 +19,18 @@ namespace kpack {
 // QEMU, and most loaders for a relocatable image, put the protected-mode part here.
 inline constexpr uint64_t kDefaultLoadAddress = 0x100000;
 
+// Where a raw image keeps the kernel's segments (doc/image-format.md). In place: at file offsets
+// that mirror their physical addresses, the first one 15 MiB into the protected-mode part, so that
+// a loader putting that part at 1 MiB (QEMU -kernel, whatever pref_address says) leaves every
+// segment where it runs and the stub moves nothing; the zeros before and between them cost the
+// file (sparse on disk; the PE view leaves the 15 MiB out). Compact: one after another without
+// those zeros, for firmware that reads every byte of the file (UEFI); the stub moves the kernel
+// unless the loader honours pref_address.
+enum class RawLayout { kInPlace, kCompact };
+
 struct PackOptions {
   CompressOptions compress;
+  RawLayout raw_layout = RawLayout::kInPlace;
   // The lowest physical address the kernel may run at. By default the kernel's own link address
   // (CONFIG_PHYSICAL_START, 16 MiB on Debian), the floor the stock decompressor keeps: below it
   // lies ZONE_DMA (see doc/kaslr.md).
@@ -61,6 +71,7 @@ struct ProtectedPart {
   uint64_t memory_size = 0;
   uint64_t pref_address = kDefaultLoadAddress;  // raw: where the first segment lands on the kernel's floor
   uint64_t kernel_offset = 0;                   // raw: the first kernel segment's offset in the part (else 0)
+  Range hole;  // in-place raw: the zeros before the kernel, in no PE section (from the part's start)
 };
 
 // `name` is the output file, for messages.

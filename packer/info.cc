@@ -5,9 +5,11 @@
 #include "formats/elf64.h"
 #include "formats/pe.h"
 #include "formats/kpack_elf.h"
+#include "packer/byte_io.h"
 #include "packer/bzimage_reader.h"
 #include "packer/elf_reader.h"
 #include "packer/file_io.h"
+#include "packer/image_writer.h"
 #include "packer/kernel_input.h"
 #include "packer/layout.h"
 #include "packer/pe_image.h"
@@ -71,6 +73,19 @@ void print_payload(const PackedPayload& image, std::span<const uint8_t> file, co
   const uint8_t* stored = file.data() + image.payload_offset;
   if (image.kpack && image.kpack->codec == static_cast<uint32_t>(Codec::kRaw) &&
       parse_kernel_headers(stored, image.payload_size, image.payload_size, &raw).ok()) {
+    // In place when the protected-mode part at 1 MiB (QEMU -kernel) puts every segment where it runs.
+    // (An ELF's PT_LOAD says where it lies: its view above says so.)
+    uint64_t first = kDefaultLoadAddress + (image.payload_offset - image.protected_offset) + raw.segments[0].offset;
+    if (!looks_like_bzimage(file)) {
+    } else if (mirrors_physical(raw) && first == image.kpack->min_kernel_address)
+      std::fprintf(out,
+                   "layout: in-place (--layout in-place: loaded at 1 MiB, as QEMU -kernel loads it, every segment "
+                   "already lies where it runs; the stub moves nothing)\n");
+    else
+      std::fprintf(out,
+                   "layout: compact (--layout compact: no zeros before or between the segments, for firmware that "
+                   "reads every byte; the stub moves the kernel unless it is loaded at pref_address 0x%" PRIx64 ")\n",
+                   uint64_t{get<boot::SetupHeader>(file, uint64_t{boot::kSetupHeaderOffset}).pref_address});
     uint64_t zeros = left_out_zeros(raw, &runs);
     if (runs)
       std::fprintf(out,

@@ -270,6 +270,12 @@ PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
   return out;
 }
 
+bool mirrors_physical(const KernelHeaders& k) {
+  for (uint32_t i = 1; i < k.segment_count; ++i)
+    if (k.segments[i].offset - k.segments[0].offset != k.segments[i].paddr - k.segments[0].paddr) return false;
+  return true;
+}
+
 bool continues_piece(const KernelHeaders& k, uint32_t i) {
   if (i == 0 || i >= k.segment_count) return false;
   const LoadSegment &s = k.segments[i], &before = k.segments[i - 1];

@@ -50,4 +50,8 @@ uint64_t left_out_zeros(const KernelHeaders& kernel, uint32_t* runs);
 // file ends with its last non-zero byte); the others store theirs as zeros (p_filesz = p_memsz).
 PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset);
 
+// Whether every segment lies as far from the first in the file as in physical memory (what
+// layout_mirrored writes; a kernel of one segment always does).
+bool mirrors_physical(const KernelHeaders& kernel);
+
 }  // namespace kpack

@@ -65,12 +65,19 @@ std::vector<pe::SectionHeader> section_table(const PeInput& in, uint64_t& end_rv
   sections.push_back(section(".data", pm + in.stub.data_start, payload_page - in.stub.data_start,
                              pm + in.stub.data_start, payload_page - in.stub.data_start,
                              kSectionInitializedData | kSectionRead | kSectionWrite));
-  // The payload's last section runs on in memory to memory_size, past its bytes in the file (a raw
-  // kernel's bss).
-  if (in.image_size > payload_page)
-    sections.push_back(section(".payload", pm + payload_page, in.memory_size - payload_page, pm + payload_page,
-                               align_up(in.image_size - payload_page, kPeFileAlignment),
-                               kSectionInitializedData | kSectionRead));
+  // An in-place raw payload's hole splits it: its ELF headers, then the kernel's segments and
+  // relocations. The last section runs on in memory to memory_size, past its bytes in the file (a
+  // raw kernel's bss).
+  auto read_only = [&](const char* name, uint64_t begin, uint64_t file_end, uint64_t memory_end) {
+    sections.push_back(section(name, pm + begin, memory_end - begin, pm + begin,
+                               align_up(file_end - begin, kPeFileAlignment), kSectionInitializedData | kSectionRead));
+  };
+  if (!in.hole.empty()) {
+    read_only(".payload", payload_page, in.hole.begin, in.hole.begin);
+    read_only(".kernel", in.hole.end, in.image_size, in.memory_size);
+  } else if (in.image_size > payload_page) {
+    read_only(".payload", payload_page, in.image_size, in.memory_size);
+  }
   end_rva = align_up(pm + in.memory_size, kPeSectionAlignment);
   if (in.sbat_size) {
     sections.push_back(section(".sbat", end_rva, in.sbat_size, in.sbat_offset, align_up(in.sbat_size, kPeFileAlignment),
@@ -115,9 +122,13 @@ pe::NtHeaders nt_headers(const PeInput& in, const std::vector<pe::SectionHeader>
 Status write_pe_headers(std::vector<uint8_t>& image, const PeInput& in, const std::string& name) {
   using namespace pe;
   const uint64_t pm_file = in.setup_size;
+  const bool hole_fits =
+      in.hole.empty() ||
+      (in.hole.begin % kPeSectionAlignment == 0 && in.hole.end % kPeSectionAlignment == 0 &&
+       align_up(in.payload_offset, kPeSectionAlignment) < in.hole.begin && in.hole.end < in.image_size);
   if (pm_file < kPeHeadersSize || pm_file % kPeSectionAlignment || in.payload_offset < in.stub.data_start ||
       in.image_size < in.payload_offset || in.memory_size < in.image_size ||
-      image.size() < pm_file + align_up(in.image_size, kPeFileAlignment))
+      image.size() < pm_file + align_up(in.image_size, kPeFileAlignment) || !hole_fits)
     return error_in(name, "internal error: image not laid out for PE sections");
   uint64_t end_rva = 0;
   std::vector<SectionHeader> sections = section_table(in, end_rva);

@@ -29,6 +29,11 @@ struct PeInput {
   uint64_t memory_size = 0;
   uint64_t sbat_offset = 0;  // file offset of the .sbat bytes (0: none)
   uint64_t sbat_size = 0;
+  // Pages of the payload no section covers, as offsets in the protected-mode part: an in-place raw
+  // payload's zeros between its ELF headers and the kernel's first segment, there only so that a
+  // loader putting the protected-mode part at 1 MiB puts the kernel at its floor. A PE loader
+  // leaves them out (the firmware neither copies nor hashes them; nothing reads them). Empty: none.
+  Range hole;
 };
 
 // Writes the MZ header, the PE headers and the section table into `image`, which already holds

@@ -72,7 +72,9 @@ void print_placement_at(const PackedPayload& image, std::span<const uint8_t> pro
   }
 
   std::fprintf(out, "kernel at 0x%08" PRIx64 ", entry 0x%08" PRIx64, result.base, result.entry);
-  if (result.in_place)
+  if (result.in_place && !result.moved)
+    std::fprintf(out, ", in place (nothing moved)");
+  else if (result.in_place)
     std::fprintf(out, ", in place (the segments above the first moved up: %" PRIu64 " bytes)", result.moved);
   else if (result.moved)
     std::fprintf(out, ", moved: %" PRIu64 " bytes", result.moved);

@@ -3,7 +3,11 @@
 #
 # Needs BUILD_DIR/boot/kernel-TAG.path and BUILD_DIR/boot/initramfs.cpio.gz (tests/boot/prepare.sh).
 # MODE:
-#   raw|gzip|lz4|zstd|xz  kpack --MODE on the vmlinux extracted from the stock image
+#   raw|gzip|lz4|zstd|xz  kpack --MODE on the vmlinux extracted from the stock image; raw (the
+#                      default layout, in-place) must run where QEMU's 1 MiB load put it: kpack.debug's
+#                      summary says "(in place)"
+#   raw-compact        kpack --raw --layout compact: boots, and QEMU's 1 MiB load makes the stub move
+#                      the kernel (no "(in place)"), as the compact layout only avoids at pref_address
 #   repack-stock       kpack --lz4 straight from the stock bzImage (kpack extracts internally)
 #   pvh                the extracted vmlinux booted as an ELF through its PVH note (no kpack image);
 #                      the floor any bzImage can reach, and a check that extract gives a bootable ELF
@@ -42,10 +46,10 @@ case $mode in
     pvh)
         extract
         image=$vmlinux ;;
-    raw|gzip|lz4|zstd|xz)
+    raw|raw-compact|gzip|lz4|zstd|xz)
         extract
         image=$dir/kpack-$mode$suffix.bzImage
-        "$kpack" "--$mode" "$vmlinux" --relocs "$relocs" -o "$image" ;;
+        "$kpack" $(kpack_args "$mode") "$vmlinux" --relocs "$relocs" -o "$image" ;;
     repack-stock)
         image=$dir/kpack-repack-stock$suffix.bzImage
         "$kpack" --lz4 "$vmlinuz" -o "$image" ;;
@@ -60,4 +64,16 @@ fi
 
 # Every kpack image leaves its run record in setup_data.
 [[ $mode == stock || $mode == pvh ]] || export KPACK_EXPECT_RUN_RECORD=1
-exec "$here/boot.sh" --log "$dir/$mode-$tag.serial.log" "$image" "$initrd"
+log=$dir/$mode-$tag.serial.log
+[[ $mode == raw* ]] || exec "$here/boot.sh" --log "$log" "$image" "$initrd"
+
+# Raw: where the stub found the kernel, from kpack.debug's summary line.
+KPACK_APPEND="${KPACK_APPEND:-} kpack.debug" "$here/boot.sh" --log "$log" "$image" "$initrd"
+summary=$(grep -a -m1 -o 'kpack: raw image at [^[:cntrl:]]*' "$log" || true)
+echo "boot-kpack: $summary"
+[[ -n $summary ]] || { echo "boot-kpack: FAIL: no kpack.debug summary in $log" >&2; exit 1; }
+if [[ $mode == raw && $summary != *"(in place)"* ]]; then
+    echo "boot-kpack: FAIL: the default raw layout was moved, not run in place, under QEMU -kernel" >&2; exit 1
+elif [[ $mode == raw-compact && $summary == *"(in place)"* ]]; then
+    echo "boot-kpack: FAIL: the compact layout ran in place at QEMU's 1 MiB: not the compact layout" >&2; exit 1
+fi

@@ -11,7 +11,8 @@ boot_fixture() {
 }
 
 # packed_image KPACK KIND VMLINUZ OUTDIR — print the path of OUTDIR/kpack-KIND.bzImage (KIND a
-# codec: raw, gzip, lz4, zstd, xz), `kpack --KIND VMLINUZ` straight from the stock bzImage. One image per
+# codec: raw, gzip, lz4, zstd, xz, or raw-compact: --raw --layout compact), `kpack --KIND VMLINUZ`
+# straight from the stock bzImage. One image per
 # codec and directory, shared by every test that asks: built under a lock and rebuilt only when
 # kpack or the stock image is newer, so a fixed packer is never masked by a stale image.
 packed_image() {
@@ -21,9 +22,18 @@ packed_image() {
     (
         flock 9
         if [[ ! ( -s $img && $img -nt $kpack && $img -nt $src ) ]]; then
-            "$kpack" "--$kind" "$src" -o "$img.tmp" >&2
+            "$kpack" $(kpack_args "$kind") "$src" -o "$img.tmp" >&2
             mv "$img.tmp" "$img"
         fi
     ) 9> "$out/kpack-$kind.lock"
     echo "$img"
+}
+
+# kpack_args KIND — the packing options for an image kind: --CODEC, and for raw-compact
+# --raw --layout compact (raw alone is the default layout, in-place).
+kpack_args() {
+    case $1 in
+        raw-compact) echo "--raw --layout compact" ;;
+        *) echo "--$1" ;;
+    esac
 }

@@ -2,8 +2,8 @@
 # loader-boot.sh KPACK_BINARY LOADER IMAGE BUILD_DIR [QEMU ARGS...] — boot one image through one
 # boot loader.
 #
-# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd, xz
-# (packed from that same bzImage). LOADER is one of:
+# IMAGE is stock (the Debian bzImage itself, the control) or a kpack codec: raw, gzip, lz4, zstd, xz,
+# or raw-compact (--raw --layout compact; raw is the in-place layout), packed from that same bzImage. LOADER is one of:
 #   seabios          QEMU -kernel with its default firmware (as tests/boot's boot-kpack.sh does,
 #                    but with this script's images, names and arguments; not in the matrix)
 #   qboot            QEMU -kernel with qboot instead of SeaBIOS (16-bit entry via its option ROM)

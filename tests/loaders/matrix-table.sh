@@ -15,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
 [[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
 load_results boot "$1" "${2:-}"
 
-images=(stock raw gzip lz4 zstd xz)
+images=(stock raw raw-compact gzip lz4 zstd xz)
 # loader id|row label (the entry point a kpack image is entered at: checked by trapping the 16-bit
 # or the 32-bit entry of an image and seeing which loaders still boot it)
 rows=(
@@ -40,8 +40,8 @@ rows=(
     "ovmf-no5lvl|OVMF -kernel, \`-cpu max\`, \`no5lvl\`: 4 levels"
 )
 
-echo "| Loader | stock bzImage (control) | kpack raw | kpack gzip | kpack lz4 | kpack zstd | kpack xz |"
-echo "|---|---|---|---|---|---|---|"
+echo "| Loader | stock bzImage (control) | kpack raw (in-place) | kpack raw (compact) | kpack gzip | kpack lz4 | kpack zstd | kpack xz |"
+echo "|---|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do
     id=${row%%|*} label=${row#*|}
     line="| $label"

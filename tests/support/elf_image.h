@@ -31,8 +31,10 @@ inline ImageBlobs stand_in_blobs() {
   return ImageBlobs{setup, stub};
 }
 
+// The bzImage an ELF is compared with: raw images laid out compact, as build_elf_image lays them.
 inline PackOptions options_for(Codec codec) {
   PackOptions options;
+  options.raw_layout = RawLayout::kCompact;
   options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
   return options;
 }

@@ -13,7 +13,7 @@ need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 matrix_image() {
     case $2 in
         stock) echo "$vmlinuz" ;;
-        raw|gzip|lz4|zstd|xz) packed_image "$1" "$2" "$vmlinuz" "$3" ;;
+        raw|raw-compact|gzip|lz4|zstd|xz) packed_image "$1" "$2" "$vmlinuz" "$3" ;;
         *) echo "$script_name: unknown image '$2'" >&2; exit 2 ;;
     esac
 }

@@ -23,10 +23,13 @@ inline KernelInput synthetic_input() {
   return *input;
 }
 
-// `input` packed with `codec` into an image named out.img (level is ignored for raw).
-inline std::vector<uint8_t> pack_image(const KernelInput& input, Codec codec, int level = 1) {
+// `input` packed with `codec` into an image named out.img (level is ignored for raw, `layout` for
+// the others).
+inline std::vector<uint8_t> pack_image(const KernelInput& input, Codec codec, int level = 1,
+                                       RawLayout layout = RawLayout::kInPlace) {
   PackOptions options;
   options.compress = {codec, codec == Codec::kRaw ? 0 : level, 1};
+  options.raw_layout = layout;
   Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
   REQUIRE_MESSAGE(image.ok(), image.error().message);
   return *image;

@@ -2,7 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "packer/bzimage_reader.h"
 #include "formats/boot_params.h"
@@ -30,7 +32,9 @@ KernelInput synthetic_input() {
   return input;
 }
 
-std::vector<uint8_t> pack(const KernelInput& input, Codec codec) { return test::pack_image(input, codec, 3); }
+std::vector<uint8_t> pack(const KernelInput& input, Codec codec, RawLayout layout = RawLayout::kInPlace) {
+  return test::pack_image(input, codec, 3, layout);
+}
 
 }  // namespace
 
@@ -117,10 +121,9 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint16_t>(image, 0x1F2) == 1);       // root_flags: read-only root, as stock
     CHECK(test::get<uint16_t>(image, 0x1FA) == 0xFFFF);  // vid_mode: "normal", as stock
     CHECK(test::get<uint32_t>(image, 0x238) == 2047);
-    // pref_address: 1 MiB, or for raw where the first segment (a page into the payload) lands on
-    // the kernel's link address.
-    const uint64_t raw_pref_address = 0x1000000 - (test::get<uint32_t>(image, 0x248) + 0x1000);
-    CHECK(test::get<uint64_t>(image, 0x258) == (codec == Codec::kRaw ? raw_pref_address : 0x100000));
+    // pref_address: 1 MiB, where QEMU -kernel loads whatever it says; raw's default layout
+    // (in-place) puts the kernel's first segment 15 MiB into the protected-mode part for it.
+    CHECK(test::get<uint64_t>(image, 0x258) == 0x100000);
     // The file ends on a 512-byte block (PE file alignment) past the protected-mode part.
     uint64_t protected_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);  // the record's
     CHECK(image.size() - setup_size == (protected_size + 511) / 512 * 512);
@@ -185,9 +188,72 @@ TEST_CASE("payloads start with the codec's standard frame magic") {
   }
 }
 
-TEST_CASE("a raw image is the compact ELF; loaded at pref_address, its first segment sits at its link address") {
+TEST_CASE("a raw image in place mirrors physical memory: loaded at 1 MiB, each segment sits at its link address") {
   KernelInput input = synthetic_input();
   std::vector<uint8_t> image = pack(input, Codec::kRaw);
+  CHECK(image == pack(input, Codec::kRaw, RawLayout::kInPlace));  // the default layout
+  uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+  uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
+  const KernelHeaders& k = input.kernel;
+  // The header a loader reads: the part goes at 1 MiB, on 2 MiB kernel_alignment (the kernel's),
+  // and takes the first segment's 15 MiB offset plus the kernel's whole span, bss included.
+  CHECK(test::get<uint64_t>(image, 0x258) == 0x100000);             // pref_address
+  CHECK(test::get<uint32_t>(image, 0x230) == 0x200000);             // kernel_alignment
+  CHECK(test::get<uint32_t>(image, 0x260) == 0xF00000 + 0x214000);  // init_size
+  CHECK(k.span() == 0x214000);
+  // Each segment at its link address minus 1 MiB into the protected-mode part: file offsets
+  // 0xF00000, 0x1100000, 0x1109000, 0x110B000 (payload-relative: minus payload_offset).
+  const uint64_t offsets[] = {0xF00000, 0x1100000, 0x1109000, 0x110B000};
+  KernelHeaders packed;
+  uint64_t payload = setup_size + payload_offset;
+  REQUIRE(parse_kernel_headers(image.data() + payload, image.size() - payload, image.size() - payload, &packed).ok());
+  REQUIRE(packed.segment_count == 4);
+  CHECK(mirrors_physical(packed));
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    CHECK(packed.segments[i].offset + payload_offset == offsets[i]);
+    CHECK(0x100000 + offsets[i] == s.paddr);
+    CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz,
+                     image.begin() + setup_size + offsets[i]));
+  }
+  // Zeros between the ELF headers' page and the kernel (a hole on disk, in no PE section), and
+  // between the first segment's end (0xF23000) and the second.
+  CHECK(std::all_of(image.begin() + payload + 0x1000, image.begin() + setup_size + offsets[0],
+                    [](uint8_t b) { return b == 0; }));
+  // The file ends with the last segment's file bytes, then the relocation table; the last
+  // segment's 0x3000 bytes of bss are the stub's to zero, inside init_size. Segments before it
+  // keep their zeros (p_filesz = p_memsz), since the next one's bytes follow in the file anyway.
+  const uint64_t kernel_file_end = 0x110B000 + 0x6000;
+  CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocs.size(), 512));
+  CHECK(std::equal(input.relocs.begin(), input.relocs.end(), image.begin() + setup_size + kernel_file_end));
+  CHECK(packed.segments[0].filesz == 0x23000);
+  CHECK(packed.segments[3].filesz == 0x6000);
+  CHECK(packed.segments[3].memsz == 0x9000);
+  CHECK(packed.segments[2].filesz == 0x2000);
+  std::string info = test::printed_by([&](std::FILE* out) { CHECK(print_image_info(image, "out.img", out).ok()); });
+  CHECK(info.find("layout: in-place (--layout in-place: loaded at 1 MiB") != std::string::npos);
+}
+
+TEST_CASE("a raw image in place with --kernel-address 2 MiB: its first segment 1 MiB into the part") {
+  KernelInput input = synthetic_input();
+  PackOptions options;
+  options.compress = {Codec::kRaw, 0, 1};
+  options.kernel_address = 0x200000;
+  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
+  REQUIRE(image.ok());
+  uint64_t setup_size = ((*image)[0x1F1] + 1) * 512ull;
+  CHECK(test::get<uint64_t>(*image, 0x258) == 0x100000);
+  CHECK(test::get<uint32_t>(*image, 0x260) == 0x100000 + 0x214000);
+  const LoadSegment& s = input.kernel.segments[0];
+  CHECK(std::equal(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz,
+                   image->begin() + setup_size + 0x100000));
+}
+
+TEST_CASE(
+    "a raw image laid out compact is the compact ELF; loaded at pref_address, its first segment sits at its "
+    "link address") {
+  KernelInput input = synthetic_input();
+  std::vector<uint8_t> image = pack(input, Codec::kRaw, RawLayout::kCompact);
   uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
   uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
   const KernelHeaders& k = input.kernel;
@@ -205,6 +271,8 @@ TEST_CASE("a raw image is the compact ELF; loaded at pref_address, its first seg
                      image.begin() + payload + offsets[i]));
   }
   CHECK(test::get<uint64_t>(image, 0x258) + payload_offset + 0x1000 == k.physical.begin);
+  CHECK(test::get<uint64_t>(image, 0x258) == 0x1000000 - payload_offset - 0x1000);  // pref_address
+  CHECK(test::get<uint32_t>(image, 0x230) == 0x200000);                             // kernel_alignment
   // The file ends with the last segment's file bytes (its last one is not zero), then the
   // relocation table; the segment's 0x3000 bytes of bss are the stub's to zero, inside init_size.
   const uint64_t kernel_file_end = payload_offset + 0x2F000 + 0x6000;
@@ -214,6 +282,11 @@ TEST_CASE("a raw image is the compact ELF; loaded at pref_address, its first seg
   CHECK(packed.segments[3].filesz == 0x6000);
   CHECK(packed.segments[3].memsz == 0x9000);
   CHECK(packed.segments[2].filesz == 0x2000);
+  std::string info = test::printed_by([&](std::FILE* out) { CHECK(print_image_info(image, "out.img", out).ok()); });
+  CHECK(info.find("layout: compact (--layout compact: no zeros before or between the segments") != std::string::npos);
+  char pref[64];
+  std::snprintf(pref, sizeof pref, "pref_address 0x%llx)", 0x1000000ull - payload_offset - 0x1000);
+  CHECK(info.find(pref) != std::string::npos);
 }
 
 TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
@@ -254,14 +327,20 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
   }
 }
 
-TEST_CASE("a raw kernel whose floor lies below its first segment at 1 MiB keeps pref_address at 1 MiB") {
+TEST_CASE("a compact raw kernel whose floor lies below its first segment at 1 MiB keeps pref_address at 1 MiB") {
   KernelInput input = synthetic_input();
   PackOptions options;
   options.compress = {Codec::kRaw, 0, 1};
+  options.raw_layout = RawLayout::kCompact;
   options.kernel_address = 0x100000;
   Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
   REQUIRE(image.ok());
   CHECK(test::get<uint64_t>(*image, 0x258) == 0x100000);
+  // In place, the kernel would have to start where the stub does: refused.
+  options.raw_layout = RawLayout::kInPlace;
+  image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
+  REQUIRE_FALSE(image.ok());
+  CHECK(image.error().message == "out.img: raw layout: kernel address leaves no room for the stub below it");
 }
 
 TEST_CASE("the kernel's version string goes where the header's kernel_version points") {
@@ -446,7 +525,7 @@ TEST_CASE("kpack extract joins a raw payload's pieces again: the ELF a compresse
   CHECK(join_left_out_zeros(stored, kMaxDecodedBytes) == stored);       // nothing to join
   CHECK(join_left_out_zeros(left_out, stored.size() - 1) == left_out);  // over the bound: as it was
   // Through a packed image.
-  std::vector<uint8_t> image = pack(input, Codec::kRaw);
+  std::vector<uint8_t> image = pack(input, Codec::kRaw, RawLayout::kCompact);
   Result<BzImage> read = read_bzimage(image, "zeros.img");
   REQUIRE(read.ok());
   Result<KernelPayload> payload = extract_kernel(*read, image, "zeros.img");

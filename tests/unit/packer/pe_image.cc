@@ -25,9 +25,10 @@ struct Expected {
 constexpr uint32_t kRead = 0x40000000, kWrite = 0x80000000, kExecute = 0x20000000, kCode = 0x20, kData = 0x40,
                    kDiscardable = 0x02000000;
 
-std::vector<uint8_t> pack_with(Codec codec, std::vector<uint8_t> sbat = {}) {
+std::vector<uint8_t> pack_with(Codec codec, std::vector<uint8_t> sbat = {}, RawLayout layout = RawLayout::kInPlace) {
   PackOptions options;
   options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
+  options.raw_layout = layout;
   options.sbat = std::move(sbat);
   Result<std::vector<uint8_t>> image = build_image(test::synthetic_input(), options, built_in_blobs(codec), "out.img");
   REQUIRE_MESSAGE(image.ok(), image.error().message);
@@ -37,26 +38,31 @@ std::vector<uint8_t> pack_with(Codec codec, std::vector<uint8_t> sbat = {}) {
 }  // namespace
 
 TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by header") {
-  for (Codec codec : {Codec::kRaw, Codec::kLz4}) {
+  const std::pair<Codec, RawLayout> packings[] = {
+      {Codec::kRaw, RawLayout::kInPlace}, {Codec::kRaw, RawLayout::kCompact}, {Codec::kLz4, RawLayout::kInPlace}};
+  for (auto [codec, raw_layout] : packings) {
     CAPTURE(codec_name(codec));
+    CAPTURE(raw_layout == RawLayout::kInPlace);
     ImageBlobs blobs = built_in_blobs(codec);  // one stub per codec, each with its own layout
     Result<StubLayout> layout = read_stub_layout(blobs.stub, "stub");
     REQUIRE(layout.ok());
-    std::vector<uint8_t> image = pack_with(codec);
+    std::vector<uint8_t> image = pack_with(codec, {}, raw_layout);
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     uint64_t image_size = test::get<uint64_t>(image, setup_size + blobs.stub.size() + 32);
     uint64_t payload_offset = test::get<uint32_t>(image, 0x248);
     // A raw image runs on in memory through the kernel's bss, which its file leaves out.
     uint64_t init_size = test::get<uint32_t>(image, 0x260);
     const bool raw = codec == Codec::kRaw;
-    const uint32_t section_count = 5;
+    // An in-place raw image's 15 MiB of zeros before the kernel split its payload in two.
+    const bool in_place = raw && raw_layout == RawLayout::kInPlace;
+    const uint32_t section_count = in_place ? 6 : 5;
     // MZ, Linux's PE magic, e_lfanew -> "PE\0\0" (raw bytes at the documented offsets).
     CHECK(image[0] == 'M');
     CHECK(image[1] == 'Z');
     CHECK(test::get<uint32_t>(image, 0x38) == 0x818223CD);
     CHECK(test::get<uint32_t>(image, 0x3C) == 0x40);
     CHECK(std::memcmp(image.data() + 0x40, "PE\0\0", 4) == 0);
-    // COFF: AMD64, five sections, a PE32+ optional header with six directories,
+    // COFF: AMD64, five sections (six in place), a PE32+ optional header with six directories,
     // EXECUTABLE | LINE_NUMS_STRIPPED | DEBUG_STRIPPED and not RELOCS_STRIPPED (shim refuses that).
     CHECK(test::get<uint16_t>(image, 0x44) == 0x8664);
     CHECK(test::get<uint16_t>(image, 0x46) == section_count);
@@ -83,17 +89,26 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
 
     // Sections: the protected-mode part keeps its file layout in memory (the stub is position
     // independent), each part with only the rights it needs.
-    const Expected expected[] = {{".setup", kData | kRead | kDiscardable},
-                                 {".text", kCode | kExecute | kRead},
-                                 {".rodata", kData | kRead},
-                                 {".data", kData | kRead | kWrite},
-                                 {".payload", kData | kRead}};
+    const Expected expected[] = {
+        {".setup", kData | kRead | kDiscardable}, {".text", kCode | kExecute | kRead}, {".rodata", kData | kRead},
+        {".data", kData | kRead | kWrite},        {".payload", kData | kRead},         {".kernel", kData | kRead}};
     // The payload's first page (shared with the stub's bss, the record and kernel_info when the
     // payload starts 16-byte aligned) belongs to .data; the rest is .payload, which for a raw
-    // payload runs on in memory through the kernel's bss.
+    // payload runs on in memory through the kernel's bss. In place, .payload is the ELF headers'
+    // page and .kernel runs from the first segment, 15 MiB into the protected-mode part (16 MiB
+    // floor - 1 MiB load), through the kernel's span (0x214000 bytes): the pages between belong to
+    // no section, and nothing copies them.
     const uint64_t payload_page = (payload_offset + 0xFFF) / 0x1000 * 0x1000;
-    const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page};
-    const uint64_t pm_end[] = {0, layout->rodata_start, layout->data_start, payload_page, raw ? init_size : image_size};
+    if (in_place) CHECK(init_size == 0xF00000 + 0x214000);
+    const uint64_t pm_begin[] = {0, 0, layout->rodata_start, layout->data_start, payload_page, 0xF00000};
+    const uint64_t pm_end[] = {0,
+                               layout->rodata_start,
+                               layout->data_start,
+                               payload_page,
+                               in_place ? payload_page + 0x1000
+                               : raw    ? init_size
+                                        : image_size,
+                               init_size};
     const uint64_t table = 0x40 + 4 + 20 + 160;
     for (uint32_t i = 0; i < section_count; ++i) {
       CAPTURE(expected[i].name);
@@ -115,8 +130,10 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
       CHECK(rva == pm_rva + pm_begin[i]);
       CHECK(raw == rva);
       CHECK(virtual_size == pm_end[i] - pm_begin[i]);
-      // The last section's bytes in the file end with the image's.
+      // The last section's bytes in the file end with the image's; the in-place .payload's are
+      // the headers' page.
       if (i == section_count - 1) CHECK(raw_size == (image_size - pm_begin[i] + 0x1FF) / 0x200 * 0x200);
+      if (in_place && i == 4) CHECK(raw_size == 0x1000);
     }
     CHECK(table + section_count * 40 <= 0x1F1);  // the section table ends before the setup header
 
@@ -128,6 +145,7 @@ TEST_CASE("a packed image is a PE32+ EFI application for x86-64, header by heade
     CHECK((*view)->subsystem == 10);
     CHECK((*view)->sections.size() == section_count);
     CHECK((*view)->sections[4].name == ".payload");
+    if (in_place) CHECK((*view)->sections[5].name == ".kernel");
     CHECK((*view)->signature_size == 0);
   }
 }

@@ -18,17 +18,17 @@ using namespace kpack;
 
 namespace {
 
-// Where a raw image's pref_address lies: its first segment, a page into the payload, on 16 MiB.
-// Printed as the report prints load addresses; it moves with the stub's size.
+// Where a compact raw image's pref_address lies: its first segment, a page into the payload, on
+// 16 MiB. Printed as the report prints load addresses; it moves with the stub's size.
 std::string raw_pref_address_text() {
-  std::vector<uint8_t> file = test::pack_image(test::synthetic_input(), Codec::kRaw, 3);
+  std::vector<uint8_t> file = test::pack_image(test::synthetic_input(), Codec::kRaw, 3, RawLayout::kCompact);
   char text[32];
   std::snprintf(text, sizeof text, "at 0x%08x (pref_address)", 0x1000000u - (test::le32_at(file, 0x248) + 0x1000u));
   return text;
 }
 
-std::string report_for(Codec codec) {
-  std::vector<uint8_t> file = test::pack_image(test::synthetic_input(), codec, 3);
+std::string report_for(Codec codec, RawLayout layout = RawLayout::kCompact) {
+  std::vector<uint8_t> file = test::pack_image(test::synthetic_input(), codec, 3, layout);
   Result<BzImage> image = read_bzimage(file, "out.img");
   REQUIRE(image.ok());
   return test::printed_by([&](std::FILE* out) { print_placement_report(*image, file, out); });
@@ -75,6 +75,16 @@ TEST_CASE("placement report: a kernel for every load address, the live image unt
   // leaves out (the synthetic kernel has none: nothing moves).
   CHECK(report_for(Codec::kRaw).find(raw_pref_address_text() + ": kernel at 0x01000000, entry 0x01000000, in place") !=
         std::string::npos);
+  // In place (the default layout): at 1 MiB, where pref_address says too, nothing moves; at 16 MiB
+  // every segment moves once.
+  std::string in_place = report_for(Codec::kRaw, RawLayout::kInPlace);
+  CAPTURE(in_place);
+  CHECK(in_place.find("at 0x00100000 (1 MiB: QEMU -kernel, GRUB linux16, ISOLINUX): kernel at 0x01000000, entry "
+                      "0x01000000, in place (nothing moved)\n") != std::string::npos);
+  CHECK(in_place.find("at pref_address 0x00100000: as at 1 MiB\n") != std::string::npos);
+  CHECK(in_place.find("at 0x01000000 (16 MiB: kexec_file_load's lowest): kernel at 0x02000000, entry 0x02000000, "
+                      "moved: 212992 bytes\n") != std::string::npos);
+  CHECK(count(in_place, "kernel at 0x") == 3);
 }
 
 // packer/placement_report.cc, report_one: `load + size > kRamSize` wrapped for a pref_address near
