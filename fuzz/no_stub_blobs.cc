@@ -15,6 +15,7 @@ ImageBlobs built_in_blobs(Codec) {
   std::memcpy(layout.magic, kStubLayoutMagic, sizeof(layout.magic));
   layout.rodata_start = layout.data_start = sizeof(stub);
   layout.efi_entry = layout.handover_entry = 0x200;
+  layout.pvh_entry = 0x100;  // kpack --elf refuses a stub without one
   std::memcpy(stub + kStubLayoutOffset, &layout, sizeof(layout));
   return ImageBlobs{setup, stub};
 }

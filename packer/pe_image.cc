@@ -34,7 +34,7 @@ Result<StubLayout> read_stub_layout(std::span<const uint8_t> stub, const std::st
               layout.rodata_start % kPeSectionAlignment == 0 && layout.data_start % kPeSectionAlignment == 0 &&
               layout.rodata_start <= layout.data_start && layout.data_start <= stub.size() &&
               layout.efi_entry < layout.rodata_start && layout.handover_entry < layout.rodata_start &&
-              layout.handover_entry >= 0x200;
+              layout.handover_entry >= 0x200 && layout.pvh_entry < layout.rodata_start;
   if (!sane) return error_in(name, "internal error: the stub's layout block is missing or damaged");
   return layout;
 }

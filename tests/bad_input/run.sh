@@ -162,6 +162,26 @@ crafted pref-address-near-2-pow-64 "pref_address" pref_address 0xFFFFFFFFFFE0000
 crafted record-kernel-alignment-0 "kernel alignment" kernel_alignment 0
 crafted record-image-size-too-small "image size does not cover the stub" image_size 0x40
 crafted record-unknown-codec "unknown payload codec" codec 9
+
+# --- kpack --elf output, truncated or altered: info, extract and repacking refuse it with one line.
+"$kpack" --elf --zstd --level 1 "$cases/good.elf" -o "$work/good.kpack.elf" 2>/dev/null ||
+    { echo "FAIL: cannot pack good.elf with --elf"; exit 1; }
+bad_elf() {  # bad_elf TAG REGEX PYTHON-EXPRESSION-ON-d (a bytearray of the good ELF)
+    local tag=$1 regex=$2 file=$work/$1.kpack.elf
+    python3 -c 'import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+exec(sys.argv[3])
+open(sys.argv[2], "wb").write(d)' "$work/good.kpack.elf" "$file" "$3"
+    expect_failure "$tag (info)" "$regex" "$file" "$out" -- info "$file"
+    expect_failure "$tag (extract)" "$regex" "$file" "$out" -- extract "$file" -o "$out"
+    expect_failure "$tag (repack)" "$regex" "$file" "$out" -- --lz4 "$file" -o "$out"
+}
+# Offsets in formats/kpack_elf.h: e_entry 24, the PT_LOAD's p_align 112, Xen's note's descriptor 192.
+bad_elf elf-truncated "truncated" "del d[len(d) // 2:]"
+bad_elf elf-entry-moved "e_entry" "struct.pack_into('<Q', d, 24, struct.unpack_from('<Q', d, 24)[0] + 16)"
+bad_elf elf-pvh-entry-moved "PVH" "struct.pack_into('<Q', d, 192, struct.unpack_from('<Q', d, 192)[0] + 16)"
+bad_elf elf-align-4k "p_align" "struct.pack_into('<Q', d, 112, 0x1000)"
+bad_elf elf-frame-corrupt "mismatch|corrupt" "d[len(d) - 64:len(d) - 48] = b'\\xde\\xad\\xbe\\xef' * 4"
 if [[ -n $stock && -s $stock ]]; then
     # Debian's payload is legacy LZ4, which has no checksum: bytes changed inside a block can
     # decode to a different kernel without any error (the kernel's own decompressor would not

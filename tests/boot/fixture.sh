@@ -12,17 +12,22 @@ boot_fixture() {
 
 # packed_image KPACK KIND VMLINUZ OUTDIR — print the path of OUTDIR/kpack-KIND.bzImage (KIND a
 # codec: raw, gzip, lz4, zstd, xz, or raw-compact: --raw --layout compact), `kpack --KIND VMLINUZ`
-# straight from the stock bzImage. One image per
-# codec and directory, shared by every test that asks: built under a lock and rebuilt only when
-# kpack or the stock image is newer, so a fixed packer is never masked by a stale image.
+# straight from the stock bzImage, or for KIND elf-CODEC of OUTDIR/kpack-elf-CODEC.elf,
+# `kpack --elf --CODEC VMLINUZ`. One image per kind and directory, shared by every test that asks:
+# built under a lock and rebuilt only when kpack or the stock image is newer, so a fixed packer is
+# never masked by a stale image.
 packed_image() {
     local kpack=$1 kind=$2 src=$3 out=$4
-    local img=$out/kpack-$kind.bzImage
+    local img=$out/kpack-$kind.bzImage flags
+    read -r -a flags <<<"$(kpack_args "$kind")"
+    if [[ $kind == elf-* ]]; then
+        img=$out/kpack-$kind.elf flags=(--elf "--${kind#elf-}")
+    fi
     mkdir -p "$out"
     (
         flock 9
         if [[ ! ( -s $img && $img -nt $kpack && $img -nt $src ) ]]; then
-            "$kpack" $(kpack_args "$kind") "$src" -o "$img.tmp" >&2
+            "$kpack" "${flags[@]}" "$src" -o "$img.tmp" >&2
             mv "$img.tmp" "$img"
         fi
     ) 9> "$out/kpack-$kind.lock"

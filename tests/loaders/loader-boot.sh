@@ -9,6 +9,12 @@
 #   qboot            QEMU -kernel with qboot instead of SeaBIOS (16-bit entry via its option ROM)
 #   microvm          QEMU -M microvm,acpi=off -kernel (qboot-based firmware; power-off does not
 #                    end QEMU there, so the harness stops it at the marker)
+#   pvh              QEMU -kernel of an ELF (IMAGE elf-CODEC: kpack --elf) on the pc machine: its PVH
+#                    note, entered by SeaBIOS's pvh.bin option ROM (32-bit, paging off, EBX =
+#                    hvm_start_info)
+#   pvh-microvm      the same on -M microvm,acpi=on through its qboot firmware; acpi=on for the
+#                    MADT (the CPUs), tsc_early_khz because its kernel cannot calibrate the TSC there
+#                    under TCG (tests/smp/CMakeLists.txt), the harness stops QEMU at the marker
 #   ovmf             QEMU -kernel with OVMF: a non-PE image goes through OVMF's legacy Linux loader,
 #                    which leaves long mode and enters at code32_start (32-bit entry)
 #   grub-linux       GRUB (i386-pc) from a grub-mkrescue ISO, `linux`   (32-bit entry)
@@ -119,6 +125,11 @@ case $loader in
         exec env KPACK_APPEND="$append" "${boot[@]}" "$image" "$initrd" -bios /usr/share/qemu/qboot.rom "${extra[@]}" ;;
     microvm)
         exec env KPACK_APPEND="$append" "${boot[@]}" --stop-on-marker "$image" "$initrd" -M microvm,acpi=off "${extra[@]}" ;;
+    pvh)
+        exec env KPACK_APPEND="$append" "${boot[@]}" "$image" "$initrd" "${extra[@]}" ;;
+    pvh-microvm)
+        exec env KPACK_APPEND="tsc_early_khz=2300000 $append" "${boot[@]}" --stop-on-marker "$image" "$initrd" \
+            -M microvm,acpi=on "${extra[@]}" ;;
     ovmf)
         need_file "$ovmf"
         exec env KPACK_APPEND="$append" "${boot[@]}" "$image" "$initrd" -bios "$ovmf" "${extra[@]}" ;;

@@ -15,6 +15,7 @@
 #include "packer/elf_reader.h"
 #include "packer/elf_writer.h"
 #include "packer/info.h"
+#include "packer/pe_image.h"
 #include "packer/kernel_input.h"
 #include "tests/support/bytes.h"
 #include "tests/support/elf_image.h"
@@ -128,6 +129,22 @@ TEST_CASE("each codec's ELF is the bzImage's protected-mode part at a congruent 
     CHECK_MESSAGE(verdict.ok(), verdict.violations.front());
     CHECK(verdict.pvh_entry == elf.load.address + test::kTestPvhEntry);
     CHECK(verdict.entry == elf.load.address + 0x200);
+  }
+}
+
+TEST_CASE("the built-in stubs make ELFs every VMM takes, with the note on their PVH entry") {
+  KernelInput input = synthetic_input();
+  for (Codec codec : kCodecs) {
+    CAPTURE(codec_name(codec));
+    ImageBlobs blobs = built_in_blobs(codec);
+    ElfImage elf = test::pack_elf(input, codec, nullptr, blobs);
+    StubLayout layout = *read_stub_layout(blobs.stub, "stub");
+    test::VmmElfVerdict verdict = test::check_vmm_elf(elf.bytes);  // no multiboot header in the stub either
+    CHECK_MESSAGE(verdict.ok(), verdict.violations.front());
+    CHECK(verdict.pvh_entry == elf.load.address + layout.pvh_entry);
+    Result<KpackElf> read = read_kpack_elf(elf.bytes, "out.elf");
+    REQUIRE_MESSAGE(read.ok(), read.error().message);
+    CHECK(read->stub.pvh_entry == layout.pvh_entry);
   }
 }
 

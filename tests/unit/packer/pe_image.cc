@@ -176,6 +176,12 @@ TEST_CASE("read_stub_layout refuses a stub without its layout block") {
   Result<StubLayout> damaged = read_stub_layout(stub, "stub");
   REQUIRE(!damaged.ok());
   CHECK(damaged.error().message == "stub: internal error: the stub's layout block is missing or damaged");
+  // Every entry lies in the stub's code, the PVH entry (kpack --elf's note) too.
+  stub[kStubLayoutOffset] ^= 1;
+  StubLayout layout = *read_stub_layout(stub, "stub");
+  CHECK(layout.pvh_entry != 0);
+  test::put(stub, kStubLayoutOffset + offsetof(StubLayout, pvh_entry), uint32_t{layout.rodata_start});
+  CHECK_FALSE(read_stub_layout(stub, "stub").ok());
 }
 
 TEST_CASE("read_pe_view: no PE header is no view; a truncated one is a one-line error") {
