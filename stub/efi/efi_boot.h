@@ -64,9 +64,9 @@ struct MemoryMap {
   }
 };
 // Allocates room for the map as it is now plus `slack` descriptors, and reads it.
-Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map);
+EfiStatus read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map);
 // Reads it again into the same buffer (no allocation: allowed between ExitBootServices attempts).
-Status reread_memory_map(const Firmware& fw, MemoryMap* map);
+EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map);
 
 // The map as e820 for the kernel, with the Linux EFI stub's type mapping; entries past the zero
 // page's 128 go to `extended` (a SETUP_E820_EXT node's entries, room for `extended_capacity`).
@@ -77,17 +77,17 @@ uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::
 
 // efi_initrd.cc: the initrd from the loader's LoadFile2 protocol or the command line's initrd=
 // paths on the image's own volume, into boot_params' ramdisk fields. kNotFound: there is none.
-Status load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params);
+EfiStatus load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params);
 
 // efi_confidential_vm.cc: the first step of both EFI entries. Which confidential VM this is, or its
 // refusal printed on ConOut; then, once boot_params exist, what the kernel needs of it.
-Status check_confidential_vm(const Firmware& fw, ConfidentialVm* vm);
-Status store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params);
+EfiStatus check_confidential_vm(const Firmware& fw, ConfidentialVm* vm);
+EfiStatus store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params);
 
 // efi_unaccepted_memory.cc: for a kernel that accepts memory itself, before ExitBootServices: the
 // firmware told to leave unaccepted memory to the OS, and Linux's table of it installed (sized
 // from `map`) or an earlier stage's taken; *table stays nullptr when the map has none.
-Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table);
+EfiStatus prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table);
 
 // efi_random_seed.cc: Linux's random seed table refreshed from EFI_RNG_PROTOCOL, as the Linux EFI
 // stub does (efi_random_get_seed); nothing when the firmware has no RNG.
@@ -95,7 +95,7 @@ void install_random_seed(const Firmware& fw);
 
 // efi_memory_attributes.cc: the kernel's executable segments made read-only and executable where
 // the firmware has EFI_MEMORY_ATTRIBUTE_PROTOCOL (NX_COMPAT firmware maps free pages no-execute).
-Status protect_kernel_text(const Firmware& fw, const UnpackResult& result);
+EfiStatus protect_kernel_text(const Firmware& fw, const UnpackResult& result);
 
 // efi_pci_roms.cc: a SETUP_PCI node for every PCI device whose option ROM the firmware holds,
 // appended to the setup_data chain in handle order, as the Linux EFI stub does (setup_efi_pci).

@@ -14,8 +14,8 @@ Rng* rng_protocol(const Firmware& fw) {
 }
 
 // Raw entropy when the firmware offers it, its default algorithm otherwise.
-Status fresh_bytes(Rng* rng, uint8_t* bytes) {
-  Status status = rng->get_rng(rng, &kRngAlgorithmRaw, kRandomSeedSize, bytes);
+EfiStatus fresh_bytes(Rng* rng, uint8_t* bytes) {
+  EfiStatus status = rng->get_rng(rng, &kRngAlgorithmRaw, kRandomSeedSize, bytes);
   if (status == kUnsupported) status = rng->get_rng(rng, nullptr, kRandomSeedSize, bytes);
   return status;
 }

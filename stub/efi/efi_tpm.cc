@@ -106,7 +106,7 @@ void install_tpm_event_log(const Firmware& fw) {
   uint32_t format = kEventLogFormatTcg2;
   uint64_t location = 0, last_entry = 0;
   uint8_t truncated = 0;
-  Status status = tcg2->get_event_log(tcg2, format, &location, &last_entry, &truncated);
+  EfiStatus status = tcg2->get_event_log(tcg2, format, &location, &last_entry, &truncated);
   if (failed(status) || !location) {
     format = kEventLogFormatTcg12;
     status = tcg2->get_event_log(tcg2, format, &location, &last_entry, &truncated);

@@ -22,7 +22,7 @@ void allow_unaccepted_memory(const Firmware& fw) {
 
 }  // namespace
 
-Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table) {
+EfiStatus prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table) {
   *table = nullptr;
   allow_unaccepted_memory(fw);
   // An earlier stage's table is kept and marked further, as stock does; one it cannot read ends the boot.
@@ -37,7 +37,7 @@ Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, Linux
   if (!extent.bytes) return kSuccess;
   // ACPI reclaim memory, as stock allocates it: the kernel keeps the table after boot.
   void* buffer = nullptr;
-  Status status = fw.boot->allocate_pool(kAcpiReclaimMemory, sizeof(LinuxUnacceptedMemory) + extent.bytes, &buffer);
+  EfiStatus status = fw.boot->allocate_pool(kAcpiReclaimMemory, sizeof(LinuxUnacceptedMemory) + extent.bytes, &buffer);
   if (failed(status)) return status;
   auto* fresh = static_cast<LinuxUnacceptedMemory*>(buffer);
   init_unaccepted_table(fresh, extent);

@@ -40,7 +40,7 @@ bool FirmwareMemory::claim(Range r) {
     if (held) continue;
     if (claim_count_ == kMaxClaims) return false;
     uint64_t address = at;
-    Status status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPageSize, &address);
+    EfiStatus status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPageSize, &address);
     asm volatile("cli" ::: "memory");  // the firmware left them on; the engine runs without (efi_entry.cc)
     if (failed(status)) return false;
     claims_[claim_count_++] = Range{at, next};
@@ -54,10 +54,10 @@ void FirmwareMemory::release() {
   claim_count_ = 0;
 }
 
-Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
+EfiStatus read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
   uint64_t size = 0, key, descriptor_size;
   uint32_t version;
-  Status status = fw.boot->get_memory_map(&size, nullptr, &key, &descriptor_size, &version);
+  EfiStatus status = fw.boot->get_memory_map(&size, nullptr, &key, &descriptor_size, &version);
   if (status != kBufferTooSmall) return failed(status) ? status : kLoadError;
   // The allocation itself may split a free range: room for that and for `slack` more.
   map->capacity = size + (slack + 4) * descriptor_size;
@@ -68,7 +68,7 @@ Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
   return reread_memory_map(fw, map);
 }
 
-Status reread_memory_map(const Firmware& fw, MemoryMap* map) {
+EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map) {
   map->size = map->capacity;
   return fw.boot->get_memory_map(&map->size, reinterpret_cast<MemoryDescriptor*>(map->buffer), &map->key,
                                  &map->descriptor_size, &map->descriptor_version);
