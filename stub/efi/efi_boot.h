@@ -8,6 +8,7 @@
 #include "formats/uefi.h"
 #include "formats/boot_params.h"
 #include "stub/entry/confidential_vm.h"
+#include "stub/machine/efi_configuration_table.h"
 #include "stub/base/physical_memory.h"
 #include "stub/unpack/unpack.h"
 #include "stub/base/range.h"
@@ -27,8 +28,12 @@ void print(const Firmware& fw, const char* text);
 // Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);
 
-// The firmware's configuration table `guid` names; nullptr when it has none.
-const void* configuration_table(const Firmware& fw, const Guid& guid);
+// The firmware's configuration table `guid` names, looked up in the system table's array
+// (stub/machine/efi_configuration_table.h); nullptr when it has none.
+inline const void* firmware_table(const Firmware& fw, const Guid& guid) {
+  uint64_t table = configuration_table(fw.system->configuration_table, fw.system->number_of_table_entries, guid);
+  return reinterpret_cast<const void*>(table);
+}
 
 // firmware_memory.cc: the engine's memory under EFI. Reads go straight through the firmware's
 // identity map; a range the engine writes is first claimed from the firmware as EfiLoaderCode at

@@ -22,7 +22,7 @@ EfiStatus check_confidential_vm(const Firmware& fw, ConfidentialVm* vm) {
 EfiStatus store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params) {
   params->cc_blob_address = 0;
   if (vm != ConfidentialVm::kSevSnp) return kSuccess;
-  const auto* blob = static_cast<const uint32_t*>(configuration_table(fw, kCcBlobTable));
+  const auto* blob = static_cast<const uint32_t*>(firmware_table(fw, kCcBlobTable));
   if (!blob || *blob != kCcBlobMagic || reinterpret_cast<uint64_t>(blob) > 0xFFFFFFFF) {
     print(fw, "kpack: error: SEV-SNP guest without the firmware's confidential-computing blob\n");
     return kUnsupported;

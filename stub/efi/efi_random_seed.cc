@@ -30,7 +30,7 @@ void wipe(void* bytes, uint64_t size) {
 void install_random_seed(const Firmware& fw) {
   Rng* rng = rng_protocol(fw);
   if (!rng) return;
-  auto* earlier = static_cast<LinuxRandomSeed*>(const_cast<void*>(configuration_table(fw, kLinuxRandomSeedTable)));
+  auto* earlier = static_cast<LinuxRandomSeed*>(const_cast<void*>(firmware_table(fw, kLinuxRandomSeedTable)));
   uint32_t kept = earlier && earlier->size <= kRandomSeedMaxKept ? earlier->size : 0;
   uint64_t size = sizeof(LinuxRandomSeed) + kRandomSeedSize + kept;
   void* buffer = nullptr;

@@ -69,7 +69,7 @@ uint64_t event_log_size(uint32_t format, uint64_t location, uint64_t last_entry)
 // has been called): the kernel skips them when it appends the table's events to the log.
 uint32_t final_events_preboot_size(const Firmware& fw, uint32_t format, uint64_t location) {
   if (format != kEventLogFormatTcg2) return 0;
-  const auto* table = static_cast<const uint8_t*>(configuration_table(fw, kTcg2FinalEventsTable));
+  const auto* table = static_cast<const uint8_t*>(firmware_table(fw, kTcg2FinalEventsTable));
   if (!table) return 0;
   const auto* log = reinterpret_cast<const uint8_t*>(location);
   uint64_t size = 0, events = reinterpret_cast<const Tcg2FinalEvents*>(table)->number_of_events;

@@ -27,7 +27,7 @@ EfiStatus prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, Li
   allow_unaccepted_memory(fw);
   // An earlier stage's table is kept and marked further, as stock does; one it cannot read ends the boot.
   auto* earlier =
-      static_cast<LinuxUnacceptedMemory*>(const_cast<void*>(configuration_table(fw, kLinuxUnacceptedMemoryTable)));
+      static_cast<LinuxUnacceptedMemory*>(const_cast<void*>(firmware_table(fw, kLinuxUnacceptedMemoryTable)));
   if (earlier) {
     if (earlier->version != kUnacceptedMemoryTableVersion) return kUnsupported;
     *table = earlier;

@@ -81,12 +81,4 @@ uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::
                                 extended_capacity);
 }
 
-const void* configuration_table(const Firmware& fw, const Guid& guid) {
-  for (uint64_t i = 0; i < fw.system->number_of_table_entries; ++i) {
-    const ConfigurationTable& entry = fw.system->configuration_table[i];
-    if (!__builtin_memcmp(&entry.vendor_guid, &guid, sizeof(Guid))) return entry.vendor_table;
-  }
-  return nullptr;
-}
-
 }  // namespace kpack::efi
