@@ -9,6 +9,7 @@
 #include "formats/boot_params.h"
 #include "stub/entry/confidential_vm.h"
 #include "stub/machine/efi_configuration_table.h"
+#include "stub/machine/efi_memory_map.h"
 #include "stub/base/physical_memory.h"
 #include "stub/unpack/unpack.h"
 #include "stub/base/range.h"
@@ -55,18 +56,16 @@ class FirmwareMemory final : public PhysicalMemory {
   uint32_t claim_count_ = 0;
 };
 
-// The firmware's memory map, in a buffer that outlives ExitBootServices (efi_info points at it).
+// The firmware's memory map, in a buffer that outlives ExitBootServices (efi_info points at it):
+// the descriptors as GetMemoryMap wrote them (the view stub/machine/ reads), and what reading the
+// map again and handing it over need besides.
 struct MemoryMap {
-  uint8_t* buffer = nullptr;
-  uint64_t capacity = 0;
-  uint64_t size = 0;
-  uint64_t key = 0;
-  uint64_t descriptor_size = 0;
+  EfiMemoryMapView view{};  // the buffer, the bytes GetMemoryMap filled, the descriptor size
+  uint64_t capacity = 0;    // the buffer's size in bytes
+  uint64_t key = 0;         // what ExitBootServices asks for
   uint32_t descriptor_version = 0;
-  uint64_t count() const { return descriptor_size ? size / descriptor_size : 0; }
-  const MemoryDescriptor& at(uint64_t i) const {
-    return *reinterpret_cast<const MemoryDescriptor*>(buffer + i * descriptor_size);
-  }
+  // The buffer, ours to fill and free (the view only reads it).
+  uint8_t* buffer() const { return const_cast<uint8_t*>(view.descriptors); }
 };
 // Allocates room for the map as it is now plus `slack` descriptors, and reads it.
 EfiStatus read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map);

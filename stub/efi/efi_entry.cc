@@ -125,18 +125,18 @@ EfiStatus exit_boot_services(const Firmware& fw, MemoryMap* map) {
 void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootParams* params, boot::SetupData* extended,
                           uint32_t extended_capacity, LinuxUnacceptedMemory* unaccepted) {
   boot::EfiInfo& info = params->efi_info;
-  uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.buffer);
+  uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.view.descriptors);
   info.efi_loader_signature = boot::kEfiLoaderSignature64;
   info.efi_systab = static_cast<uint32_t>(system);
   info.efi_systab_hi = static_cast<uint32_t>(system >> 32);
-  info.efi_memdesc_size = static_cast<uint32_t>(map.descriptor_size);
+  info.efi_memdesc_size = static_cast<uint32_t>(map.view.descriptor_size);
   info.efi_memdesc_version = map.descriptor_version;
   info.efi_memmap = static_cast<uint32_t>(buffer);
   info.efi_memmap_hi = static_cast<uint32_t>(buffer >> 32);
-  info.efi_memmap_size = static_cast<uint32_t>(map.size);
+  info.efi_memmap_size = static_cast<uint32_t>(map.view.size);
   auto* entries = reinterpret_cast<boot::E820Entry*>(extended + 1);
-  EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
-  uint32_t extra = efi_memory_map_to_e820(view, E820View::kHandover, params, entries, extended_capacity, unaccepted);
+  uint32_t extra =
+      efi_memory_map_to_e820(map.view, E820View::kHandover, params, entries, extended_capacity, unaccepted);
   if (!extra) return;
   extended->type = boot::kSetupE820Ext;
   extended->len = static_cast<uint32_t>(extra * sizeof(boot::E820Entry));
@@ -167,7 +167,7 @@ EfiStatus store_free_memory(const Firmware& fw, boot::BootParams* params) {
   EfiStatus status = read_memory_map(fw, 0, &now);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
   memory_map_to_e820(now, true, params, nullptr, 0);
-  fw.boot->free_pool(now.buffer);
+  fw.boot->free_pool(now.buffer());
   return kSuccess;
 }
 
@@ -238,7 +238,7 @@ EfiStatus leave_boot_services(const Firmware& fw, boot::BootParams* params, bool
   MemoryMap final_map;
   EfiStatus status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
-  uint32_t extended_capacity = static_cast<uint32_t>(final_map.capacity / final_map.descriptor_size);
+  uint32_t extended_capacity = static_cast<uint32_t>(final_map.capacity / final_map.view.descriptor_size);
   void* extended = nullptr;
   status = fw.boot->allocate_pool(kLoaderData, sizeof(boot::SetupData) + extended_capacity * sizeof(boot::E820Entry),
                                   &extended);

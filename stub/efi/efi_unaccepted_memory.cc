@@ -33,7 +33,7 @@ EfiStatus prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, Li
     *table = earlier;
     return kSuccess;
   }
-  UnacceptedBitmapExtent extent = unaccepted_bitmap_extent(EfiMemoryMapView{map.buffer, map.size, map.descriptor_size});
+  UnacceptedBitmapExtent extent = unaccepted_bitmap_extent(map.view);
   if (!extent.bytes) return kSuccess;
   // ACPI reclaim memory, as stock allocates it: the kernel keeps the table after boot.
   void* buffer = nullptr;

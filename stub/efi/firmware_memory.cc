@@ -64,21 +64,20 @@ EfiStatus read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
   void* buffer = nullptr;
   status = fw.boot->allocate_pool(kLoaderData, map->capacity, &buffer);
   if (failed(status)) return status;
-  map->buffer = static_cast<uint8_t*>(buffer);
+  map->view.descriptors = static_cast<uint8_t*>(buffer);
   return reread_memory_map(fw, map);
 }
 
 EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map) {
-  map->size = map->capacity;
-  return fw.boot->get_memory_map(&map->size, reinterpret_cast<MemoryDescriptor*>(map->buffer), &map->key,
-                                 &map->descriptor_size, &map->descriptor_version);
+  map->view.size = map->capacity;
+  return fw.boot->get_memory_map(&map->view.size, reinterpret_cast<MemoryDescriptor*>(map->buffer()), &map->key,
+                                 &map->view.descriptor_size, &map->descriptor_version);
 }
 
 uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
                             boot::E820Entry* extended, uint32_t extended_capacity) {
-  EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
-  return efi_memory_map_to_e820(view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params, extended,
-                                extended_capacity);
+  return efi_memory_map_to_e820(map.view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params,
+                                extended, extended_capacity);
 }
 
 }  // namespace kpack::efi
