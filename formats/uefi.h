@@ -13,18 +13,18 @@ namespace kpack::efi {
 
 #define KPACK_EFIAPI __attribute__((ms_abi))
 
-using Status = uint64_t;
+using EfiStatus = uint64_t;
 using Handle = void*;
 
-inline constexpr Status kSuccess = 0;
-inline constexpr Status kErrorBit = 1ull << 63;
-inline constexpr Status kLoadError = kErrorBit | 1;
-inline constexpr Status kInvalidParameter = kErrorBit | 2;
-inline constexpr Status kUnsupported = kErrorBit | 3;
-inline constexpr Status kBufferTooSmall = kErrorBit | 5;
-inline constexpr Status kOutOfResources = kErrorBit | 9;
-inline constexpr Status kNotFound = kErrorBit | 14;
-inline bool failed(Status s) { return s & kErrorBit; }
+inline constexpr EfiStatus kSuccess = 0;
+inline constexpr EfiStatus kErrorBit = 1ull << 63;
+inline constexpr EfiStatus kLoadError = kErrorBit | 1;
+inline constexpr EfiStatus kInvalidParameter = kErrorBit | 2;
+inline constexpr EfiStatus kUnsupported = kErrorBit | 3;
+inline constexpr EfiStatus kBufferTooSmall = kErrorBit | 5;
+inline constexpr EfiStatus kOutOfResources = kErrorBit | 9;
+inline constexpr EfiStatus kNotFound = kErrorBit | 14;
+inline bool failed(EfiStatus s) { return s & kErrorBit; }
 
 struct Guid {
   uint32_t data1;
@@ -112,7 +112,7 @@ struct TableHeader {
 
 struct SimpleTextOutput {
   void* reset;
-  Status(KPACK_EFIAPI* output_string)(SimpleTextOutput* self, const char16_t* text);
+  EfiStatus(KPACK_EFIAPI* output_string)(SimpleTextOutput* self, const char16_t* text);
 };
 
 enum AllocateType : uint32_t { kAllocateAnyPages = 0, kAllocateMaxAddress = 1, kAllocateAddress = 2 };
@@ -122,32 +122,32 @@ struct BootServices {
   TableHeader header;
   void* raise_tpl;
   void* restore_tpl;
-  Status(KPACK_EFIAPI* allocate_pages)(AllocateType type, MemoryType memory_type, uint64_t pages, uint64_t* address);
-  Status(KPACK_EFIAPI* free_pages)(uint64_t address, uint64_t pages);
-  Status(KPACK_EFIAPI* get_memory_map)(uint64_t* map_size, MemoryDescriptor* map, uint64_t* map_key,
-                                       uint64_t* descriptor_size, uint32_t* descriptor_version);
-  Status(KPACK_EFIAPI* allocate_pool)(MemoryType type, uint64_t size, void** buffer);
-  Status(KPACK_EFIAPI* free_pool)(void* buffer);
-  Status(KPACK_EFIAPI* create_event)(uint32_t type, uint64_t notify_tpl, void* notify, void* context, void** event);
+  EfiStatus(KPACK_EFIAPI* allocate_pages)(AllocateType type, MemoryType memory_type, uint64_t pages, uint64_t* address);
+  EfiStatus(KPACK_EFIAPI* free_pages)(uint64_t address, uint64_t pages);
+  EfiStatus(KPACK_EFIAPI* get_memory_map)(uint64_t* map_size, MemoryDescriptor* map, uint64_t* map_key,
+                                          uint64_t* descriptor_size, uint32_t* descriptor_version);
+  EfiStatus(KPACK_EFIAPI* allocate_pool)(MemoryType type, uint64_t size, void** buffer);
+  EfiStatus(KPACK_EFIAPI* free_pool)(void* buffer);
+  EfiStatus(KPACK_EFIAPI* create_event)(uint32_t type, uint64_t notify_tpl, void* notify, void* context, void** event);
   void* set_timer;
   void* wait_for_event;
   void* signal_event;
-  Status(KPACK_EFIAPI* close_event)(void* event);
-  Status(KPACK_EFIAPI* check_event)(void* event);
+  EfiStatus(KPACK_EFIAPI* close_event)(void* event);
+  EfiStatus(KPACK_EFIAPI* check_event)(void* event);
   void* install_protocol_interface;
   void* reinstall_protocol_interface;
   void* uninstall_protocol_interface;
-  Status(KPACK_EFIAPI* handle_protocol)(Handle handle, const Guid* protocol, void** interface);
+  EfiStatus(KPACK_EFIAPI* handle_protocol)(Handle handle, const Guid* protocol, void** interface);
   void* reserved;
   void* register_protocol_notify;
   void* locate_handle;
-  Status(KPACK_EFIAPI* locate_device_path)(const Guid* protocol, void** device_path, Handle* device);
-  Status(KPACK_EFIAPI* install_configuration_table)(const Guid* guid, void* table);
+  EfiStatus(KPACK_EFIAPI* locate_device_path)(const Guid* protocol, void** device_path, Handle* device);
+  EfiStatus(KPACK_EFIAPI* install_configuration_table)(const Guid* guid, void* table);
   void* load_image;
   void* start_image;
   void* exit;
   void* unload_image;
-  Status(KPACK_EFIAPI* exit_boot_services)(Handle image, uint64_t map_key);
+  EfiStatus(KPACK_EFIAPI* exit_boot_services)(Handle image, uint64_t map_key);
   void* get_next_monotonic_count;
   void* stall;
   void* set_watchdog_timer;
@@ -158,9 +158,9 @@ struct BootServices {
   void* open_protocol_information;
   void* protocols_per_handle;
   // Allocates the handle array from pool itself (the caller frees it).
-  Status(KPACK_EFIAPI* locate_handle_buffer)(LocateSearchType search, const Guid* protocol, void* key, uint64_t* count,
-                                             Handle** buffer);
-  Status(KPACK_EFIAPI* locate_protocol)(const Guid* protocol, void* registration, void** interface);
+  EfiStatus(KPACK_EFIAPI* locate_handle_buffer)(LocateSearchType search, const Guid* protocol, void* key,
+                                                uint64_t* count, Handle** buffer);
+  EfiStatus(KPACK_EFIAPI* locate_protocol)(const Guid* protocol, void* registration, void** interface);
 };
 static_assert(offsetof(BootServices, allocate_pages) == 0x28);
 static_assert(offsetof(BootServices, handle_protocol) == 0x98);
@@ -178,8 +178,8 @@ struct RuntimeServices {
   void* set_wakeup_time;
   void* set_virtual_address_map;
   void* convert_pointer;
-  Status(KPACK_EFIAPI* get_variable)(const char16_t* name, const Guid* vendor, uint32_t* attributes, uint64_t* size,
-                                     void* data);
+  EfiStatus(KPACK_EFIAPI* get_variable)(const char16_t* name, const Guid* vendor, uint32_t* attributes, uint64_t* size,
+                                        void* data);
 };
 static_assert(offsetof(RuntimeServices, get_variable) == 0x48);
 
@@ -262,15 +262,15 @@ struct GraphicsOutput {
 
 struct Rng {
   void* get_info;
-  Status(KPACK_EFIAPI* get_rng)(Rng* self, const Guid* algorithm, uint64_t size, uint8_t* value);
+  EfiStatus(KPACK_EFIAPI* get_rng)(Rng* self, const Guid* algorithm, uint64_t size, uint8_t* value);
 };
 
 struct MemoryAttribute {
   void* get_memory_attributes;
-  Status(KPACK_EFIAPI* set_memory_attributes)(MemoryAttribute* self, uint64_t base, uint64_t length,
-                                              uint64_t attributes);
-  Status(KPACK_EFIAPI* clear_memory_attributes)(MemoryAttribute* self, uint64_t base, uint64_t length,
-                                                uint64_t attributes);
+  EfiStatus(KPACK_EFIAPI* set_memory_attributes)(MemoryAttribute* self, uint64_t base, uint64_t length,
+                                                 uint64_t attributes);
+  EfiStatus(KPACK_EFIAPI* clear_memory_attributes)(MemoryAttribute* self, uint64_t base, uint64_t length,
+                                                   uint64_t attributes);
 };
 static_assert(offsetof(MemoryAttribute, clear_memory_attributes) == 16);
 
@@ -281,7 +281,7 @@ struct PciIo {
   void* poll_io;
   void* mem[2];
   void* io[2];
-  Status(KPACK_EFIAPI* pci_read)(PciIo* self, PciIoWidth width, uint32_t offset, uint64_t count, void* buffer);
+  EfiStatus(KPACK_EFIAPI* pci_read)(PciIo* self, PciIoWidth width, uint32_t offset, uint64_t count, void* buffer);
   void* pci_write;
   void* copy_mem;
   void* map;
@@ -289,8 +289,8 @@ struct PciIo {
   void* allocate_buffer;
   void* free_buffer;
   void* flush;
-  Status(KPACK_EFIAPI* get_location)(PciIo* self, uint64_t* segment, uint64_t* bus, uint64_t* device,
-                                     uint64_t* function);
+  EfiStatus(KPACK_EFIAPI* get_location)(PciIo* self, uint64_t* segment, uint64_t* bus, uint64_t* device,
+                                        uint64_t* function);
   void* attributes;
   void* get_bar_attributes;
   void* set_bar_attributes;
@@ -309,7 +309,7 @@ inline constexpr uint32_t kPciVendorIdOffset = 0x00;
 inline constexpr uint32_t kPciDeviceIdOffset = 0x02;
 
 struct MemoryAcceptance {
-  Status(KPACK_EFIAPI* allow_unaccepted_memory)(MemoryAcceptance* self);
+  EfiStatus(KPACK_EFIAPI* allow_unaccepted_memory)(MemoryAcceptance* self);
 };
 
 struct DevicePath {
@@ -318,36 +318,36 @@ struct DevicePath {
 };
 
 struct LoadFile2 {
-  Status(KPACK_EFIAPI* load_file)(LoadFile2* self, void* file_path, bool boot_policy, uint64_t* size, void* buffer);
+  EfiStatus(KPACK_EFIAPI* load_file)(LoadFile2* self, void* file_path, bool boot_policy, uint64_t* size, void* buffer);
 };
 
 struct File {
   uint64_t revision;
-  Status(KPACK_EFIAPI* open)(File* self, File** file, const char16_t* name, uint64_t mode, uint64_t attributes);
-  Status(KPACK_EFIAPI* close)(File* self);
+  EfiStatus(KPACK_EFIAPI* open)(File* self, File** file, const char16_t* name, uint64_t mode, uint64_t attributes);
+  EfiStatus(KPACK_EFIAPI* close)(File* self);
   void* remove;
-  Status(KPACK_EFIAPI* read)(File* self, uint64_t* size, void* buffer);
+  EfiStatus(KPACK_EFIAPI* read)(File* self, uint64_t* size, void* buffer);
   void* write;
   void* get_position;
   void* set_position;
-  Status(KPACK_EFIAPI* get_info)(File* self, const Guid* type, uint64_t* size, void* buffer);
+  EfiStatus(KPACK_EFIAPI* get_info)(File* self, const Guid* type, uint64_t* size, void* buffer);
 };
 inline constexpr uint64_t kFileModeRead = 1;
 inline constexpr uint64_t kFileInfoFileSizeOffset = 8;  // EFI_FILE_INFO.FileSize
 
 struct SimpleFileSystem {
   uint64_t revision;
-  Status(KPACK_EFIAPI* open_volume)(SimpleFileSystem* self, File** root);
+  EfiStatus(KPACK_EFIAPI* open_volume)(SimpleFileSystem* self, File** root);
 };
 
 // EFI_TCG2_PROTOCOL (TCG PC Client Platform EFI Protocol Specification; EDK2 Tcg2Protocol.h).
 struct Tcg2Event;
 struct Tcg2 {
   void* get_capability;
-  Status(KPACK_EFIAPI* get_event_log)(Tcg2* self, uint32_t format, uint64_t* location, uint64_t* last_entry,
-                                      uint8_t* truncated);
-  Status(KPACK_EFIAPI* hash_log_extend_event)(Tcg2* self, uint64_t flags, uint64_t data, uint64_t data_size,
-                                              const Tcg2Event* event);
+  EfiStatus(KPACK_EFIAPI* get_event_log)(Tcg2* self, uint32_t format, uint64_t* location, uint64_t* last_entry,
+                                         uint8_t* truncated);
+  EfiStatus(KPACK_EFIAPI* hash_log_extend_event)(Tcg2* self, uint64_t flags, uint64_t data, uint64_t data_size,
+                                                 const Tcg2Event* event);
 };
 inline constexpr uint32_t kEventLogFormatTcg12 = 1;  // SHA-1 only, fixed-size entries
 inline constexpr uint32_t kEventLogFormatTcg2 = 2;   // crypto agile: a digest per PCR bank

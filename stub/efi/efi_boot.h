@@ -8,6 +8,8 @@
 #include "formats/uefi.h"
 #include "formats/boot_params.h"
 #include "stub/entry/confidential_vm.h"
+#include "stub/machine/efi_configuration_table.h"
+#include "stub/machine/efi_memory_map.h"
 #include "stub/base/physical_memory.h"
 #include "stub/unpack/unpack.h"
 #include "stub/base/range.h"
@@ -27,8 +29,12 @@ void print(const Firmware& fw, const char* text);
 // Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);
 
-// The firmware's configuration table `guid` names; nullptr when it has none.
-const void* configuration_table(const Firmware& fw, const Guid& guid);
+// The firmware's configuration table `guid` names, looked up in the system table's array
+// (stub/machine/efi_configuration_table.h); nullptr when it has none.
+inline const void* firmware_table(const Firmware& fw, const Guid& guid) {
+  uint64_t table = configuration_table(fw.system->configuration_table, fw.system->number_of_table_entries, guid);
+  return reinterpret_cast<const void*>(table);
+}
 
 // firmware_memory.cc: the engine's memory under EFI. Reads go straight through the firmware's
 // identity map; a range the engine writes is first claimed from the firmware as EfiLoaderCode at
@@ -50,23 +56,21 @@ class FirmwareMemory final : public PhysicalMemory {
   uint32_t claim_count_ = 0;
 };
 
-// The firmware's memory map, in a buffer that outlives ExitBootServices (efi_info points at it).
+// The firmware's memory map, in a buffer that outlives ExitBootServices (efi_info points at it):
+// the descriptors as GetMemoryMap wrote them (the view stub/machine/ reads), and what reading the
+// map again and handing it over need besides.
 struct MemoryMap {
-  uint8_t* buffer = nullptr;
-  uint64_t capacity = 0;
-  uint64_t size = 0;
-  uint64_t key = 0;
-  uint64_t descriptor_size = 0;
+  EfiMemoryMapView view{};  // the buffer, the bytes GetMemoryMap filled, the descriptor size
+  uint64_t capacity = 0;    // the buffer's size in bytes
+  uint64_t key = 0;         // what ExitBootServices asks for
   uint32_t descriptor_version = 0;
-  uint64_t count() const { return descriptor_size ? size / descriptor_size : 0; }
-  const MemoryDescriptor& at(uint64_t i) const {
-    return *reinterpret_cast<const MemoryDescriptor*>(buffer + i * descriptor_size);
-  }
+  // The buffer, ours to fill and free (the view only reads it).
+  uint8_t* buffer() const { return const_cast<uint8_t*>(view.descriptors); }
 };
 // Allocates room for the map as it is now plus `slack` descriptors, and reads it.
-Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map);
+EfiStatus read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map);
 // Reads it again into the same buffer (no allocation: allowed between ExitBootServices attempts).
-Status reread_memory_map(const Firmware& fw, MemoryMap* map);
+EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map);
 
 // The map as e820 for the kernel, with the Linux EFI stub's type mapping; entries past the zero
 // page's 128 go to `extended` (a SETUP_E820_EXT node's entries, room for `extended_capacity`).
@@ -77,17 +81,17 @@ uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::
 
 // efi_initrd.cc: the initrd from the loader's LoadFile2 protocol or the command line's initrd=
 // paths on the image's own volume, into boot_params' ramdisk fields. kNotFound: there is none.
-Status load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params);
+EfiStatus load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params);
 
 // efi_confidential_vm.cc: the first step of both EFI entries. Which confidential VM this is, or its
 // refusal printed on ConOut; then, once boot_params exist, what the kernel needs of it.
-Status check_confidential_vm(const Firmware& fw, ConfidentialVm* vm);
-Status store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params);
+EfiStatus check_confidential_vm(const Firmware& fw, ConfidentialVm* vm);
+EfiStatus store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params);
 
 // efi_unaccepted_memory.cc: for a kernel that accepts memory itself, before ExitBootServices: the
 // firmware told to leave unaccepted memory to the OS, and Linux's table of it installed (sized
 // from `map`) or an earlier stage's taken; *table stays nullptr when the map has none.
-Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table);
+EfiStatus prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table);
 
 // efi_random_seed.cc: Linux's random seed table refreshed from EFI_RNG_PROTOCOL, as the Linux EFI
 // stub does (efi_random_get_seed); nothing when the firmware has no RNG.
@@ -95,7 +99,7 @@ void install_random_seed(const Firmware& fw);
 
 // efi_memory_attributes.cc: the kernel's executable segments made read-only and executable where
 // the firmware has EFI_MEMORY_ATTRIBUTE_PROTOCOL (NX_COMPAT firmware maps free pages no-execute).
-Status protect_kernel_text(const Firmware& fw, const UnpackResult& result);
+EfiStatus protect_kernel_text(const Firmware& fw, const UnpackResult& result);
 
 // efi_pci_roms.cc: a SETUP_PCI node for every PCI device whose option ROM the firmware holds,
 // appended to the setup_data chain in handle order, as the Linux EFI stub does (setup_efi_pci).

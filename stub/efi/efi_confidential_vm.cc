@@ -7,7 +7,7 @@
 
 namespace kpack::efi {
 
-Status check_confidential_vm(const Firmware& fw, ConfidentialVm* vm) {
+EfiStatus check_confidential_vm(const Firmware& fw, ConfidentialVm* vm) {
   ConfidentialVmProbe probe = probe_confidential_vm(ThisCpu{});
   *vm = classify_confidential_vm(probe);
   StubStatus refused = check_confidential_vm_for_efi(*vm, probe);
@@ -19,10 +19,10 @@ Status check_confidential_vm(const Firmware& fw, ConfidentialVm* vm) {
 // An SEV-SNP kernel finds its CPUID table and secrets page through boot_params.cc_blob_address
 // only (the stock stub's snp_init fills it from the configuration table); a blob without its
 // magic ends the boot there too.
-Status store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params) {
+EfiStatus store_confidential_vm_blob(const Firmware& fw, ConfidentialVm vm, boot::BootParams* params) {
   params->cc_blob_address = 0;
   if (vm != ConfidentialVm::kSevSnp) return kSuccess;
-  const auto* blob = static_cast<const uint32_t*>(configuration_table(fw, kCcBlobTable));
+  const auto* blob = static_cast<const uint32_t*>(firmware_table(fw, kCcBlobTable));
   if (!blob || *blob != kCcBlobMagic || reinterpret_cast<uint64_t>(blob) > 0xFFFFFFFF) {
     print(fw, "kpack: error: SEV-SNP guest without the firmware's confidential-computing blob\n");
     return kUnsupported;

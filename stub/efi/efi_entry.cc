@@ -28,8 +28,8 @@
 extern "C" {
 // entry64.S: the 64-bit boot protocol's state, then the kernel.
 [[noreturn]] void enter_kernel(uint64_t entry, kpack::boot::BootParams* params) KPACK_ASM_SYMBOL;
-KPACK_EFIAPI kpack::efi::Status efi_pe_entry(kpack::efi::Handle image,
-                                             kpack::efi::SystemTable* system) KPACK_ASM_SYMBOL;
+KPACK_EFIAPI kpack::efi::EfiStatus efi_pe_entry(kpack::efi::Handle image,
+                                                kpack::efi::SystemTable* system) KPACK_ASM_SYMBOL;
 void efi_handover_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system,
                         kpack::boot::BootParams* params) KPACK_ASM_SYMBOL;
 }
@@ -48,19 +48,19 @@ void prepare_stub() {
 }
 
 // Every error before ExitBootServices: its line on the firmware's console, and what to return.
-Status report(const Firmware& fw, StubStatus status, StatusNumbers numbers = StatusNumbers::kPair) {
+EfiStatus report(const Firmware& fw, StubStatus status, StatusNumbers numbers = StatusNumbers::kPair) {
   write_error([&fw](const char* text) { print(fw, text); }, status, numbers);
   return kLoadError;
 }
 
-Status report(const Firmware& fw, const char* message, Status status) {
+EfiStatus report(const Firmware& fw, const char* message, EfiStatus status) {
   report(fw, fail(message, status), StatusNumbers::kEfiStatus);
   return failed(status) ? status : kLoadError;
 }
 
 // LoadOptions is UTF-16 text; the kernel gets it as UTF-8 within its COMMAND_LINE_SIZE (the
 // header's cmdline_size, plus the NUL). PCR 9 gets the UTF-16 bytes, as the Linux stub measures them.
-Status store_command_line(const Firmware& fw, const LoadedImage& image, boot::BootParams* params) {
+EfiStatus store_command_line(const Firmware& fw, const LoadedImage& image, boot::BootParams* params) {
   if (image.load_options_size)
     measure_into_pcr9(fw, reinterpret_cast<uint64_t>(image.load_options), image.load_options_size,
                       MeasuredData::kLoadOptions);
@@ -96,7 +96,7 @@ uint8_t secure_boot_mode(const Firmware& fw) {
     return fw.system->runtime_services->get_variable(name, &kGlobalVariable, nullptr, &size, value);
   };
   uint8_t secure_boot = 0, setup_mode = 0;
-  Status status = variable(u"SecureBoot", &secure_boot);
+  EfiStatus status = variable(u"SecureBoot", &secure_boot);
   if (status == kNotFound) return kDisabled;
   if (failed(status) || failed(variable(u"SetupMode", &setup_mode))) return kUnknown;
   return secure_boot == 1 && setup_mode == 0 ? kEnabled : kDisabled;
@@ -112,8 +112,8 @@ uint64_t firmware_entropy(const Firmware& fw, uint8_t* bytes, uint64_t size) {
 
 // ExitBootServices needs the key of the current map; the map changes under us (timers), so the
 // specification's retry: read it again, without allocating, and try once more.
-Status exit_boot_services(const Firmware& fw, MemoryMap* map) {
-  Status status = fw.boot->exit_boot_services(fw.image, map->key);
+EfiStatus exit_boot_services(const Firmware& fw, MemoryMap* map) {
+  EfiStatus status = fw.boot->exit_boot_services(fw.image, map->key);
   if (status != kInvalidParameter) return status;
   status = reread_memory_map(fw, map);
   if (failed(status)) return status;
@@ -125,18 +125,18 @@ Status exit_boot_services(const Firmware& fw, MemoryMap* map) {
 void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootParams* params, boot::SetupData* extended,
                           uint32_t extended_capacity, LinuxUnacceptedMemory* unaccepted) {
   boot::EfiInfo& info = params->efi_info;
-  uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.buffer);
+  uint64_t system = reinterpret_cast<uint64_t>(fw.system), buffer = reinterpret_cast<uint64_t>(map.view.descriptors);
   info.efi_loader_signature = boot::kEfiLoaderSignature64;
   info.efi_systab = static_cast<uint32_t>(system);
   info.efi_systab_hi = static_cast<uint32_t>(system >> 32);
-  info.efi_memdesc_size = static_cast<uint32_t>(map.descriptor_size);
+  info.efi_memdesc_size = static_cast<uint32_t>(map.view.descriptor_size);
   info.efi_memdesc_version = map.descriptor_version;
   info.efi_memmap = static_cast<uint32_t>(buffer);
   info.efi_memmap_hi = static_cast<uint32_t>(buffer >> 32);
-  info.efi_memmap_size = static_cast<uint32_t>(map.size);
+  info.efi_memmap_size = static_cast<uint32_t>(map.view.size);
   auto* entries = reinterpret_cast<boot::E820Entry*>(extended + 1);
-  EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
-  uint32_t extra = efi_memory_map_to_e820(view, E820View::kHandover, params, entries, extended_capacity, unaccepted);
+  uint32_t extra =
+      efi_memory_map_to_e820(map.view, E820View::kHandover, params, entries, extended_capacity, unaccepted);
   if (!extra) return;
   extended->type = boot::kSetupE820Ext;
   extended->len = static_cast<uint32_t>(extra * sizeof(boot::E820Entry));
@@ -146,14 +146,14 @@ void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootPa
 
 // Our own boot_params, for a loader that gave none (UEFI LoadImage/StartImage): zeroed, with the
 // image's setup header, and the command line and initrd the loader meant for it.
-Status make_boot_params(const Firmware& fw, const LoadedImage& image, boot::BootParams** out) {
+EfiStatus make_boot_params(const Firmware& fw, const LoadedImage& image, boot::BootParams** out) {
   auto* params = reinterpret_cast<boot::BootParams*>(allocate_pages(fw, sizeof(boot::BootParams), kBelow4G));
   if (!params) return report(fw, "no memory for boot_params", kOutOfResources);
   *params = boot::BootParams{};
   __builtin_memcpy(&params->hdr, static_cast<const uint8_t*>(image.image_base) + boot::kSetupHeaderOffset,
                    sizeof(params->hdr));
   params->hdr.type_of_loader = kLoaderTypeEfiStub;
-  Status status = store_command_line(fw, image, params);
+  EfiStatus status = store_command_line(fw, image, params);
   if (failed(status)) return report(fw, "no memory for the command line", status);
   status = load_initrd(fw, image.device_handle, command_line(*params), params);
   if (failed(status) && status != kNotFound) return report(fw, "cannot load the initrd", status);
@@ -162,19 +162,19 @@ Status make_boot_params(const Firmware& fw, const LoadedImage& image, boot::Boot
 }
 
 // The kernel's place is chosen in free memory as the firmware sees it now.
-Status store_free_memory(const Firmware& fw, boot::BootParams* params) {
+EfiStatus store_free_memory(const Firmware& fw, boot::BootParams* params) {
   MemoryMap now;
-  Status status = read_memory_map(fw, 0, &now);
+  EfiStatus status = read_memory_map(fw, 0, &now);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
   memory_map_to_e820(now, true, params, nullptr, 0);
-  fw.boot->free_pool(now.buffer);
+  fw.boot->free_pool(now.buffer());
   return kSuccess;
 }
 
 // A confidential VM's boot (unpack_for_boot) with the firmware's memory, on the boot CPU: each
 // range the engine writes is claimed from the firmware first; on an error every claimed page goes back.
-Status unpack_into_firmware_pages(const Firmware& fw, Handover& handover, const StubOptions& options, RunRecord* run,
-                                  UnpackResult* result) {
+EfiStatus unpack_into_firmware_pages(const Firmware& fw, Handover& handover, const StubOptions& options, RunRecord* run,
+                                     UnpackResult* result) {
   handover.firmware.entropy_size =
       static_cast<uint32_t>(firmware_entropy(fw, handover.firmware.entropy, sizeof(handover.firmware.entropy)));
   FirmwareMemory memory(fw);
@@ -201,7 +201,7 @@ Status unpack_into_firmware_pages(const Firmware& fw, Handover& handover, const 
   HelperCounts one_cpu{};
   if (options.debug) print_helper_counts(one_cpu, *result, *handover.record);
   record_result(*run, *result, one_cpu);
-  Status status = protect_kernel_text(fw, *result);
+  EfiStatus status = protect_kernel_text(fw, *result);
   if (!failed(status)) return kSuccess;
   memory.release();
   return report(fw, "cannot make the kernel's text executable", status);
@@ -222,8 +222,8 @@ struct PagingSwitch {
   uint64_t low_pages = 0;  // none: no switch
 };
 
-Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const StubOptions& options,
-                             PagingSwitch* out) {
+EfiStatus prepare_paging_switch(const Firmware& fw, const StubRecord& record, const StubOptions& options,
+                                PagingSwitch* out) {
   out->five_levels = kernel_wants_five_levels(record, options);
   if (out->five_levels == five_level_paging_on()) return kSuccess;
   out->low_pages = allocate_pages(fw, kLevelSwitchSize, kBelow4G, kLoaderCode);
@@ -234,11 +234,11 @@ Status prepare_paging_switch(const Firmware& fw, const StubRecord& record, const
 // that accepts memory itself), then the final map and ExitBootServices, efi_info and e820. On
 // success boot services are gone: the caller may call nothing of the firmware's but its runtime
 // services.
-Status leave_boot_services(const Firmware& fw, boot::BootParams* params, bool kernel_accepts_memory) {
+EfiStatus leave_boot_services(const Firmware& fw, boot::BootParams* params, bool kernel_accepts_memory) {
   MemoryMap final_map;
-  Status status = read_memory_map(fw, 16, &final_map);
+  EfiStatus status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);
-  uint32_t extended_capacity = static_cast<uint32_t>(final_map.capacity / final_map.descriptor_size);
+  uint32_t extended_capacity = static_cast<uint32_t>(final_map.capacity / final_map.view.descriptor_size);
   void* extended = nullptr;
   status = fw.boot->allocate_pool(kLoaderData, sizeof(boot::SetupData) + extended_capacity * sizeof(boot::E820Entry),
                                   &extended);
@@ -268,7 +268,7 @@ Status leave_boot_services(const Firmware& fw, boot::BootParams* params, bool ke
 // 10 ms, between INIT and SIPI on every wake: more than a second CPU saves decoding lz4 on a fast
 // machine.) A damaged payload therefore halts the machine with its message on COM1, as the stock
 // 6.1 image's decompressor does after its EFI stub. Returns only when the firmware is still up.
-Status hand_over_to_entry64(const Firmware& fw, const Handover& handover) {
+EfiStatus hand_over_to_entry64(const Firmware& fw, const Handover& handover) {
   boot::BootParams* params = handover.params;
   store_pci_roms(fw, params);
   // In loader data below 4 GiB, where the 64-bit entry's identity map reaches; stub_entry copies it
@@ -279,20 +279,20 @@ Status hand_over_to_entry64(const Firmware& fw, const Handover& handover) {
   facts->entry = handover.entry;
   facts->start_tsc = handover.start_tsc;
   facts->entropy_size = static_cast<uint32_t>(firmware_entropy(fw, facts->entropy, sizeof(facts->entropy)));
-  Status status = leave_boot_services(fw, params, handover.record->flags & kStubKernelAcceptsMemory);
+  EfiStatus status = leave_boot_services(fw, params, handover.record->flags & kStubKernelAcceptsMemory);
   if (failed(status)) return status;
   enter_entry64(params, facts);
 }
 
 // A confidential VM: the kernel decoded into the firmware's pages on the boot CPU (see above),
 // then ExitBootServices, then the kernel. Returns only when the firmware is still up.
-Status boot_confidential_vm(const Firmware& fw, Handover& handover, const StubOptions& options) {
+EfiStatus boot_confidential_vm(const Firmware& fw, Handover& handover, const StubOptions& options) {
   const StubRecord& record = *handover.record;
   boot::BootParams* params = handover.params;
   RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record.codec}), handover.entry, handover.start_tsc);
   UnpackResult result;
   PagingSwitch paging;
-  Status status = store_free_memory(fw, params);
+  EfiStatus status = store_free_memory(fw, params);
   if (!failed(status)) status = unpack_into_firmware_pages(fw, handover, options, &run, &result);
   if (!failed(status)) status = prepare_paging_switch(fw, record, options, &paging);
   if (failed(status)) return status;
@@ -310,13 +310,13 @@ Status boot_confidential_vm(const Firmware& fw, Handover& handover, const StubOp
 
 // Both entries' whole job, from the firmware's hands to the kernel's. Returns only on an error,
 // which it has printed on ConOut.
-Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
+EfiStatus start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
   Handover handover;
   handover.start_tsc = rdtsc();
   handover.efi_application = true;
   // Before anything a confidential VM could not survive (efi_confidential_vm.cc).
   ConfidentialVm vm;
-  Status status = check_confidential_vm(fw, &vm);
+  EfiStatus status = check_confidential_vm(fw, &vm);
   if (failed(status)) return status;
   const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
   StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
@@ -353,7 +353,7 @@ Status start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given) {
 
 using namespace kpack::efi;
 
-KPACK_EFIAPI Status efi_pe_entry(Handle image, SystemTable* system) {
+KPACK_EFIAPI EfiStatus efi_pe_entry(Handle image, SystemTable* system) {
   prepare_stub();
   Firmware fw{image, system, system->boot_services};
   return start_kernel_from_firmware(fw, nullptr);
@@ -362,9 +362,9 @@ KPACK_EFIAPI Status efi_pe_entry(Handle image, SystemTable* system) {
 void efi_handover_entry(Handle image, SystemTable* system, kpack::boot::BootParams* params) {
   prepare_stub();
   Firmware fw{image, system, system->boot_services};
-  Status status = start_kernel_from_firmware(fw, params);
+  EfiStatus status = start_kernel_from_firmware(fw, params);
   // The handover protocol has no return: end the calling image, as the Linux EFI stub does.
-  using ExitFunction = Status(KPACK_EFIAPI*)(Handle, Status, uint64_t, void*);
+  using ExitFunction = EfiStatus(KPACK_EFIAPI*)(Handle, EfiStatus, uint64_t, void*);
   reinterpret_cast<ExitFunction>(fw.boot->exit)(image, status, 0, nullptr);
   kpack::halt();
 }

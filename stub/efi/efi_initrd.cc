@@ -31,13 +31,13 @@ uint64_t allocate_initrd(const Firmware& fw, const boot::BootParams& params, uin
   return address ? address : allocate_pages(fw, size, ~0ull);
 }
 
-Status load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
+EfiStatus load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
   InitrdDevicePath path{{4, 3, {20, 0}}, kLinuxInitrdMedia, {0x7F, 0xFF, {4, 0}}};
   void* remaining = &path;
   Handle handle = nullptr;
   if (failed(fw.boot->locate_device_path(&kLoadFile2Protocol, &remaining, &handle))) return kNotFound;
   void* interface = nullptr;
-  Status status = fw.boot->handle_protocol(handle, &kLoadFile2Protocol, &interface);
+  EfiStatus status = fw.boot->handle_protocol(handle, &kLoadFile2Protocol, &interface);
   if (failed(status)) return status;
   // LoadFile2 takes the path past its handle's (here the end node), as the Linux stub passes it:
   // OVMF's QEMU loader answers the whole path with EFI_NOT_FOUND.
@@ -60,11 +60,11 @@ Status load_from_load_file2(const Firmware& fw, boot::BootParams* params) {
 
 // Calls visit(path, length) for each initrd= word of the command line, in order.
 template <typename Visit>
-Status for_each_initrd_path(const char* text, Visit visit) {
+EfiStatus for_each_initrd_path(const char* text, Visit visit) {
   if (!text) return kSuccess;
   namespace words = kpack::command_line;
   words::Bytes read{text};
-  Status status = kSuccess;
+  EfiStatus status = kSuccess;
   words::for_each_word(read, uint64_t{0}, ~uint64_t{0}, [&](const words::Word<uint64_t>& word) {
     if (!words::has_key(read, word, "initrd") || word.value_begin == word.value_end) return false;
     status = visit(text + word.value_begin, static_cast<size_t>(word.value_end - word.value_begin));
@@ -73,7 +73,7 @@ Status for_each_initrd_path(const char* text, Visit visit) {
   return status;
 }
 
-Status open_file(File* root, const char* path, size_t length, File** file) {
+EfiStatus open_file(File* root, const char* path, size_t length, File** file) {
   char16_t name[256];
   if (length + 1 > sizeof(name) / sizeof(name[0])) return kInvalidParameter;
   for (size_t i = 0; i < length; ++i) name[i] = path[i] == '/' ? u'\\' : static_cast<char16_t>(path[i]);
@@ -81,23 +81,23 @@ Status open_file(File* root, const char* path, size_t length, File** file) {
   return root->open(root, file, name, kFileModeRead, 0);
 }
 
-Status file_size(File* file, uint64_t* size) {
+EfiStatus file_size(File* file, uint64_t* size) {
   alignas(8) uint8_t info[512];
   uint64_t info_size = sizeof(info);
-  Status status = file->get_info(file, &kFileInfo, &info_size, info);
+  EfiStatus status = file->get_info(file, &kFileInfo, &info_size, info);
   if (failed(status)) return status;
   *size = *reinterpret_cast<const uint64_t*>(info + kFileInfoFileSizeOffset);
   return kSuccess;
 }
 
-Status load_from_command_line(const Firmware& fw, void* device_handle, const char* command_line,
-                              boot::BootParams* params) {
+EfiStatus load_from_command_line(const Firmware& fw, void* device_handle, const char* command_line,
+                                 boot::BootParams* params) {
   void* interface = nullptr;
   if (!device_handle || failed(fw.boot->handle_protocol(device_handle, &kSimpleFileSystemProtocol, &interface)))
     return kNotFound;
   File* root = nullptr;
   auto* volume = static_cast<SimpleFileSystem*>(interface);
-  Status status = volume->open_volume(volume, &root);
+  EfiStatus status = volume->open_volume(volume, &root);
   if (failed(status)) return status;
   // First the total size, then one allocation, then the files in order.
   uint64_t total = 0;
@@ -105,7 +105,7 @@ Status load_from_command_line(const Firmware& fw, void* device_handle, const cha
   status = for_each_initrd_path(command_line, [&](const char* path, size_t length) {
     File* file = nullptr;
     uint64_t size = 0;
-    Status s = open_file(root, path, length, &file);
+    EfiStatus s = open_file(root, path, length, &file);
     if (!failed(s)) s = file_size(file, &size), file->close(file);
     total += size;
     ++files;
@@ -123,7 +123,7 @@ Status load_from_command_line(const Firmware& fw, void* device_handle, const cha
   uint64_t at = address;
   status = for_each_initrd_path(command_line, [&](const char* path, size_t length) {
     File* file = nullptr;
-    Status s = open_file(root, path, length, &file);
+    EfiStatus s = open_file(root, path, length, &file);
     if (failed(s)) return s;
     uint64_t size = address + total - at;
     s = file->read(file, &size, reinterpret_cast<void*>(at));
@@ -142,8 +142,8 @@ Status load_from_command_line(const Firmware& fw, void* device_handle, const cha
 
 }  // namespace
 
-Status load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params) {
-  Status status = load_from_load_file2(fw, params);
+EfiStatus load_initrd(const Firmware& fw, void* device_handle, const char* command_line, boot::BootParams* params) {
+  EfiStatus status = load_from_load_file2(fw, params);
   if (status != kNotFound) return status;
   return load_from_command_line(fw, device_handle, command_line, params);
 }

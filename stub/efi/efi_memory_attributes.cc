@@ -7,7 +7,7 @@
 
 namespace kpack::efi {
 
-Status protect_kernel_text(const Firmware& fw, const UnpackResult& result) {
+EfiStatus protect_kernel_text(const Firmware& fw, const UnpackResult& result) {
   void* interface = nullptr;
   if (failed(fw.boot->locate_protocol(&kMemoryAttributeProtocol, nullptr, &interface)) || !interface) return kSuccess;
   auto* attributes = static_cast<MemoryAttribute*>(interface);
@@ -19,7 +19,7 @@ Status protect_kernel_text(const Firmware& fw, const UnpackResult& result) {
     uint64_t begin = result.base + (segment.paddr - kernel.physical.begin);
     uint64_t end = (begin + segment.memsz + kPageSize - 1) & ~(kPageSize - 1);
     begin &= ~(kPageSize - 1);
-    Status status = attributes->set_memory_attributes(attributes, begin, end - begin, kMemoryRo);
+    EfiStatus status = attributes->set_memory_attributes(attributes, begin, end - begin, kMemoryRo);
     if (!failed(status)) status = attributes->clear_memory_attributes(attributes, begin, end - begin, kMemoryXp);
     if (failed(status)) return status;
   }

@@ -12,10 +12,10 @@ namespace {
 constexpr uint64_t kMaxRomSize = 16ull << 20;
 
 // Whose ROM it is: vendor and device IDs, and where the device sits.
-Status identify(PciIo* pci, boot::PciSetupRom* rom) {
+EfiStatus identify(PciIo* pci, boot::PciSetupRom* rom) {
   uint16_t vendor = 0, device_id = 0;
   uint64_t segment = 0, bus = 0, device = 0, function = 0;
-  Status status = pci->pci_read(pci, kPciIoWidthUint16, kPciVendorIdOffset, 1, &vendor);
+  EfiStatus status = pci->pci_read(pci, kPciIoWidthUint16, kPciVendorIdOffset, 1, &vendor);
   if (!failed(status)) status = pci->pci_read(pci, kPciIoWidthUint16, kPciDeviceIdOffset, 1, &device_id);
   if (!failed(status)) status = pci->get_location(pci, &segment, &bus, &device, &function);
   rom->vendor = vendor, rom->device_id = device_id;

@@ -14,8 +14,8 @@ Rng* rng_protocol(const Firmware& fw) {
 }
 
 // Raw entropy when the firmware offers it, its default algorithm otherwise.
-Status fresh_bytes(Rng* rng, uint8_t* bytes) {
-  Status status = rng->get_rng(rng, &kRngAlgorithmRaw, kRandomSeedSize, bytes);
+EfiStatus fresh_bytes(Rng* rng, uint8_t* bytes) {
+  EfiStatus status = rng->get_rng(rng, &kRngAlgorithmRaw, kRandomSeedSize, bytes);
   if (status == kUnsupported) status = rng->get_rng(rng, nullptr, kRandomSeedSize, bytes);
   return status;
 }
@@ -30,7 +30,7 @@ void wipe(void* bytes, uint64_t size) {
 void install_random_seed(const Firmware& fw) {
   Rng* rng = rng_protocol(fw);
   if (!rng) return;
-  auto* earlier = static_cast<LinuxRandomSeed*>(const_cast<void*>(configuration_table(fw, kLinuxRandomSeedTable)));
+  auto* earlier = static_cast<LinuxRandomSeed*>(const_cast<void*>(firmware_table(fw, kLinuxRandomSeedTable)));
   uint32_t kept = earlier && earlier->size <= kRandomSeedMaxKept ? earlier->size : 0;
   uint64_t size = sizeof(LinuxRandomSeed) + kRandomSeedSize + kept;
   void* buffer = nullptr;

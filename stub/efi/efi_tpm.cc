@@ -69,7 +69,7 @@ uint64_t event_log_size(uint32_t format, uint64_t location, uint64_t last_entry)
 // has been called): the kernel skips them when it appends the table's events to the log.
 uint32_t final_events_preboot_size(const Firmware& fw, uint32_t format, uint64_t location) {
   if (format != kEventLogFormatTcg2) return 0;
-  const auto* table = static_cast<const uint8_t*>(configuration_table(fw, kTcg2FinalEventsTable));
+  const auto* table = static_cast<const uint8_t*>(firmware_table(fw, kTcg2FinalEventsTable));
   if (!table) return 0;
   const auto* log = reinterpret_cast<const uint8_t*>(location);
   uint64_t size = 0, events = reinterpret_cast<const Tcg2FinalEvents*>(table)->number_of_events;
@@ -106,7 +106,7 @@ void install_tpm_event_log(const Firmware& fw) {
   uint32_t format = kEventLogFormatTcg2;
   uint64_t location = 0, last_entry = 0;
   uint8_t truncated = 0;
-  Status status = tcg2->get_event_log(tcg2, format, &location, &last_entry, &truncated);
+  EfiStatus status = tcg2->get_event_log(tcg2, format, &location, &last_entry, &truncated);
   if (failed(status) || !location) {
     format = kEventLogFormatTcg12;
     status = tcg2->get_event_log(tcg2, format, &location, &last_entry, &truncated);

@@ -22,22 +22,22 @@ void allow_unaccepted_memory(const Firmware& fw) {
 
 }  // namespace
 
-Status prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table) {
+EfiStatus prepare_unaccepted_memory(const Firmware& fw, const MemoryMap& map, LinuxUnacceptedMemory** table) {
   *table = nullptr;
   allow_unaccepted_memory(fw);
   // An earlier stage's table is kept and marked further, as stock does; one it cannot read ends the boot.
   auto* earlier =
-      static_cast<LinuxUnacceptedMemory*>(const_cast<void*>(configuration_table(fw, kLinuxUnacceptedMemoryTable)));
+      static_cast<LinuxUnacceptedMemory*>(const_cast<void*>(firmware_table(fw, kLinuxUnacceptedMemoryTable)));
   if (earlier) {
     if (earlier->version != kUnacceptedMemoryTableVersion) return kUnsupported;
     *table = earlier;
     return kSuccess;
   }
-  UnacceptedBitmapExtent extent = unaccepted_bitmap_extent(EfiMemoryMapView{map.buffer, map.size, map.descriptor_size});
+  UnacceptedBitmapExtent extent = unaccepted_bitmap_extent(map.view);
   if (!extent.bytes) return kSuccess;
   // ACPI reclaim memory, as stock allocates it: the kernel keeps the table after boot.
   void* buffer = nullptr;
-  Status status = fw.boot->allocate_pool(kAcpiReclaimMemory, sizeof(LinuxUnacceptedMemory) + extent.bytes, &buffer);
+  EfiStatus status = fw.boot->allocate_pool(kAcpiReclaimMemory, sizeof(LinuxUnacceptedMemory) + extent.bytes, &buffer);
   if (failed(status)) return status;
   auto* fresh = static_cast<LinuxUnacceptedMemory*>(buffer);
   init_unaccepted_table(fresh, extent);

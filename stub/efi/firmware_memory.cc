@@ -40,7 +40,7 @@ bool FirmwareMemory::claim(Range r) {
     if (held) continue;
     if (claim_count_ == kMaxClaims) return false;
     uint64_t address = at;
-    Status status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPageSize, &address);
+    EfiStatus status = fw_.boot->allocate_pages(kAllocateAddress, kLoaderCode, (next - at) / kPageSize, &address);
     asm volatile("cli" ::: "memory");  // the firmware left them on; the engine runs without (efi_entry.cc)
     if (failed(status)) return false;
     claims_[claim_count_++] = Range{at, next};
@@ -54,39 +54,30 @@ void FirmwareMemory::release() {
   claim_count_ = 0;
 }
 
-Status read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
+EfiStatus read_memory_map(const Firmware& fw, uint64_t slack, MemoryMap* map) {
   uint64_t size = 0, key, descriptor_size;
   uint32_t version;
-  Status status = fw.boot->get_memory_map(&size, nullptr, &key, &descriptor_size, &version);
+  EfiStatus status = fw.boot->get_memory_map(&size, nullptr, &key, &descriptor_size, &version);
   if (status != kBufferTooSmall) return failed(status) ? status : kLoadError;
   // The allocation itself may split a free range: room for that and for `slack` more.
   map->capacity = size + (slack + 4) * descriptor_size;
   void* buffer = nullptr;
   status = fw.boot->allocate_pool(kLoaderData, map->capacity, &buffer);
   if (failed(status)) return status;
-  map->buffer = static_cast<uint8_t*>(buffer);
+  map->view.descriptors = static_cast<uint8_t*>(buffer);
   return reread_memory_map(fw, map);
 }
 
-Status reread_memory_map(const Firmware& fw, MemoryMap* map) {
-  map->size = map->capacity;
-  return fw.boot->get_memory_map(&map->size, reinterpret_cast<MemoryDescriptor*>(map->buffer), &map->key,
-                                 &map->descriptor_size, &map->descriptor_version);
+EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map) {
+  map->view.size = map->capacity;
+  return fw.boot->get_memory_map(&map->view.size, reinterpret_cast<MemoryDescriptor*>(map->buffer()), &map->key,
+                                 &map->view.descriptor_size, &map->descriptor_version);
 }
 
 uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
                             boot::E820Entry* extended, uint32_t extended_capacity) {
-  EfiMemoryMapView view{map.buffer, map.size, map.descriptor_size};
-  return efi_memory_map_to_e820(view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params, extended,
-                                extended_capacity);
-}
-
-const void* configuration_table(const Firmware& fw, const Guid& guid) {
-  for (uint64_t i = 0; i < fw.system->number_of_table_entries; ++i) {
-    const ConfigurationTable& entry = fw.system->configuration_table[i];
-    if (!__builtin_memcmp(&entry.vendor_guid, &guid, sizeof(Guid))) return entry.vendor_table;
-  }
-  return nullptr;
+  return efi_memory_map_to_e820(map.view, conventional_only ? E820View::kFreeOnly : E820View::kHandover, params,
+                                extended, extended_capacity);
 }
 
 }  // namespace kpack::efi

@@ -2,6 +2,7 @@
 
 #include "formats/le.h"
 #include "formats/uefi.h"
+#include "stub/machine/efi_configuration_table.h"
 
 namespace kpack {
 namespace {
@@ -29,14 +30,6 @@ uint64_t scan(PhysicalMemory& memory, uint64_t start, uint64_t size) {
   if (!window) return 0;
   for (uint64_t offset = 0; offset + kRsdpV2Length <= size; offset += 16)
     if (is_rsdp(window + offset)) return start + offset;
-  return 0;
-}
-
-// The table of `guid` in the configuration table, or 0.
-uint64_t configuration_table(const efi::ConfigurationTable* entries, uint64_t count, const efi::Guid& guid) {
-  for (uint64_t i = 0; i < count; ++i)
-    if (__builtin_memcmp(&entries[i].vendor_guid, &guid, sizeof(guid)) == 0)
-      return reinterpret_cast<uint64_t>(entries[i].vendor_table);
   return 0;
 }
 

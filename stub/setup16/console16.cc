@@ -31,7 +31,7 @@ void screen_write_hex(uint16_t value) {
   screen_write(digits);
 }
 
-void fail(const char* message) {
+void halt_setup(const char* message) {
   auto screen_and_com1 = [](const char* text) {
     screen_write(text);
     serial::write(text);

@@ -62,7 +62,7 @@ uint32_t check_cpu() {
     append(message, sizeof(message), f.name);
     missing = true;
   }
-  if (missing) fail(message);
+  if (missing) halt_setup(message);
   return family;
 }
 

@@ -79,7 +79,7 @@ bool enable_a20() {
 
 void go_to_protected_mode() {
   switch_hook();
-  if (!enable_a20()) fail("the A20 gate does not open");
+  if (!enable_a20()) halt_setup("the A20 gate does not open");
   outb(0xF0, 0);  // clear a pending FPU error
   io_delay();
   outb(0xF1, 0);  // reset the FPU

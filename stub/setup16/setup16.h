@@ -26,7 +26,8 @@ void set_video();
 // console16.cc: text on the BIOS screen, and errors on the screen and COM1 both.
 void screen_write(const char* text);
 void screen_write_hex(uint16_t value);
-[[noreturn]] void fail(const char* message);
+// The error line on the screen and COM1, then the CPU halted: setup stops here.
+[[noreturn]] void halt_setup(const char* message);
 
 // cmdline16.cc: the kernel command line, read where the loader left it (below 1 MiB).
 // The value of "name=value" into `value` (NUL-terminated, cut to `size`); false if absent.

@@ -22,18 +22,18 @@ struct Call {
 
 std::vector<Call> calls;
 MemoryAttribute* offered = nullptr;  // what locate_protocol hands out, null: not found
-Status answer = kSuccess;            // what every attribute call returns
+EfiStatus answer = kSuccess;         // what every attribute call returns
 
-KPACK_EFIAPI Status locate(const Guid* protocol, void*, void** interface) {
+KPACK_EFIAPI EfiStatus locate(const Guid* protocol, void*, void** interface) {
   if (!offered || std::memcmp(protocol, &kMemoryAttributeProtocol, sizeof(Guid)) != 0) return kNotFound;
   *interface = offered;
   return kSuccess;
 }
-KPACK_EFIAPI Status set_attributes(MemoryAttribute*, uint64_t base, uint64_t length, uint64_t attributes) {
+KPACK_EFIAPI EfiStatus set_attributes(MemoryAttribute*, uint64_t base, uint64_t length, uint64_t attributes) {
   calls.push_back({true, base, length, attributes});
   return answer;
 }
-KPACK_EFIAPI Status clear_attributes(MemoryAttribute*, uint64_t base, uint64_t length, uint64_t attributes) {
+KPACK_EFIAPI EfiStatus clear_attributes(MemoryAttribute*, uint64_t base, uint64_t length, uint64_t attributes) {
   calls.push_back({false, base, length, attributes});
   return answer;
 }
@@ -54,7 +54,7 @@ UnpackResult placed_kernel() {
   return r;
 }
 
-Status protect(const UnpackResult& result) {
+EfiStatus protect(const UnpackResult& result) {
   BootServices boot{};
   boot.locate_protocol = locate;
   calls.clear();
