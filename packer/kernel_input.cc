@@ -7,6 +7,7 @@
 #include "formats/uefi.h"
 #include "packer/bzimage_reader.h"
 #include "packer/file_io.h"
+#include "packer/input_kind.h"
 #include "packer/kernel_version.h"
 #include "packer/pe_image.h"
 #include "packer/relocs_from_elf.h"
@@ -71,8 +72,13 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
 
 Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path) {
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
-  if (file.empty()) return error_in(path, "empty file");
-  if (!looks_like_bzimage(file)) {
+  InputKind kind = classify_input(file);
+  if (kind != InputKind::kVmlinux && kind != InputKind::kOtherElf && kind != InputKind::kBzImage &&
+      kind != InputKind::kKpackImage)
+    return wrong_kind(file, path, "a vmlinux ELF or a bzImage");
+  if (kind == InputKind::kVmlinux || kind == InputKind::kOtherElf) {
+    if (std::optional<uint64_t> claimed = elf_claimed_size(file))
+      KPACK_TRY_RESULT(check_not_truncated(file, *claimed, path));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
     input.version = version_from_banner(input.elf);
     input.five_level_paging = elf_defines_symbol(input.elf, "__pgtable_l5_enabled");

@@ -5,8 +5,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <new>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,6 +71,8 @@ class ProgressLine {
 };
 
 Status pack(const CommandLine& cl) {
+  // The output's directory first: a run that cannot write its image fails before any work.
+  OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
   // Read the kernel: a vmlinux, or the one inside a bzImage.
   KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input));
   // Lay out the payload, compress it, and put the image together.
@@ -86,7 +89,7 @@ Status pack(const CommandLine& cl) {
   std::vector<uint8_t> image =
       KPACK_TRY_RESULT(build_image(input, options, built_in_blobs(options.compress.codec), cl.output));
   // Replace the output in one step.
-  Status written = write_file_atomically(cl.output, image, 0644);
+  Status written = output.commit(image, 0644);
   // After success only, so that a failed pack still prints its one error line and nothing else.
   if (written && input.relocs_origin == RelocsOrigin::kNone)
     std::fprintf(stderr,
@@ -102,16 +105,20 @@ Status pack(const CommandLine& cl) {
 }
 
 Status extract(const CommandLine& cl) {
-  // Find the payload, decode it, and split it into the ELF and the relocation table.
+  // Both outputs' directories first, then find the payload, decode it, and split it into the ELF
+  // and the relocation table.
+  OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
+  std::optional<OutputFile> relocs_output;
+  if (!cl.relocs_output.empty()) relocs_output.emplace(KPACK_TRY_RESULT(OutputFile::open(cl.relocs_output)));
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(cl.input));
   BzImage image = KPACK_TRY_RESULT(read_bzimage(file, cl.input));
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, cl.input));
   // Write both atomically; the relocations only when asked for.
-  if (!cl.relocs_output.empty()) {
+  if (relocs_output) {
     if (payload.relocs.empty()) return error_in(cl.input, "has no relocation table after its ELF");
-    KPACK_TRY_RESULT(write_file_atomically(cl.relocs_output, payload.relocs, 0644));
+    KPACK_TRY_RESULT(relocs_output->commit(payload.relocs, 0644));
   }
-  return write_file_atomically(cl.output, payload.elf, 0755);
+  return output.commit(payload.elf, 0755);
 }
 
 }  // namespace
