@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "packer/image_writer.h"
+#include "packer/kernel_facts.h"
 #include "packer/result.h"
 
 namespace kpack {
@@ -20,6 +21,7 @@ struct CommandLine {
   std::string relocs_input;   // packing: --relocs FILE, the kernel's relocation table
   std::string sbat_input;     // packing: --sbat FILE, the .sbat section's contents
   std::string stats_from;     // stats --from DIR: a copy of /sys/kernel/boot_params/setup_data
+  KernelHints hints;          // packing: --config, --system-map, --5level, --no-5level
   PackOptions pack;
   bool level_given = false;
 };

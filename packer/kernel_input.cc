@@ -70,7 +70,7 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
 
 }  // namespace
 
-Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path) {
+Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path, const KernelHints& hints) {
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
   InputKind kind = classify_input(file);
   if (kind != InputKind::kVmlinux && kind != InputKind::kOtherElf && kind != InputKind::kBzImage &&
@@ -81,7 +81,7 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
       KPACK_TRY_RESULT(check_not_truncated(file, *claimed, path));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
     input.version = version_from_banner(input.elf);
-    input.five_level_paging = elf_defines_symbol(input.elf, "__pgtable_l5_enabled");
+    KPACK_TRY_RESULT(infer_kernel_facts(input, path, hints, std::nullopt));
     KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
     return input;
   }
@@ -91,12 +91,16 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
   KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
   input.relocs = std::move(payload.relocs);
   input.cmdline_size = image.header.cmdline_size;
-  input.five_level_paging = image.header.xloadflags & boot::kXlf5LevelEnabled;
   // The signature covers the old image's bytes; the packed image needs one of its own.
   Result<std::optional<PeView>> pe = read_pe_view(file, path);
   input.was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;
   input.version = version_from_bzimage(file, image.header, image.setup_size);
   if (!input.version) input.version = version_from_banner(input.elf);
+  // The header says what the stock decompressor (or the kpack stub) was told of the kernel.
+  const bool five_level = image.header.xloadflags & boot::kXlf5LevelEnabled;
+  KPACK_TRY_RESULT(infer_kernel_facts(input, path, hints,
+                                      Finding{five_level, std::string("the bzImage's xloadflags (") +
+                                                              (five_level ? "" : "no ") + "XLF_5LEVEL_ENABLED)"}));
   KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
   return input;
 }

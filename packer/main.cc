@@ -18,6 +18,7 @@
 #include "packer/image_writer.h"
 #include "packer/info.h"
 #include "packer/kernel_input.h"
+#include "packer/pack_report.h"
 #include "packer/stats.h"
 #include "packer/version.h"
 
@@ -74,7 +75,7 @@ Status pack(const CommandLine& cl) {
   // The output's directory first: a run that cannot write its image fails before any work.
   OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
   // Read the kernel: a vmlinux, or the one inside a bzImage.
-  KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input));
+  KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input, cl.hints));
   // Lay out the payload, compress it, and put the image together.
   ProgressLine progress(codec_name(cl.pack.compress.codec));
   PackOptions options = cl.pack;
@@ -91,16 +92,8 @@ Status pack(const CommandLine& cl) {
   // Replace the output in one step.
   Status written = output.commit(image, 0644);
   // After success only, so that a failed pack still prints its one error line and nothing else.
-  if (written && input.relocs_origin == RelocsOrigin::kNone)
-    std::fprintf(stderr,
-                 "kpack: warning: %s has no relocation table (no .rela sections, no --relocs): the image can "
-                 "randomize only the physical address\n",
-                 cl.input.c_str());
-  if (written && input.was_signed)
-    std::fprintf(stderr,
-                 "kpack: note: %s was signed; its signature does not cover the new image, which is unsigned "
-                 "(sign it again, e.g. with sbsign)\n",
-                 cl.input.c_str());
+  if (written)
+    for (const std::string& line : pack_warnings(input, cl.input)) std::fprintf(stderr, "kpack: %s\n", line.c_str());
   return written;
 }
 
