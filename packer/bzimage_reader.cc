@@ -11,6 +11,7 @@
 
 #include "formats/elf64.h"
 #include "packer/byte_io.h"
+#include "packer/input_kind.h"
 #include "packer/layout.h"
 #include "stub/unpack/frame_table.h"
 #include "stub/entry/record_check.h"
@@ -83,10 +84,11 @@ Result<StubRecord> check_kpack_record(std::span<const uint8_t> protected_part, u
   StubStatus status = check_stub_record(info, at);
   if (!status.ok())
     return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")" + where);
+  // The record is checked, so its image size is what the packer wrote: a file shorter than that
+  // lost its end.
   if (info.image_size > protected_part.size())
-    return error_in(name, "the kpack record's image size " + std::to_string(info.image_size) +
-                              " is larger than the file's protected-mode part (" +
-                              std::to_string(protected_part.size()) + " bytes)" + where);
+    return error_in(name, "file truncated: " + std::to_string(file_offset + protected_part.size()) + " of " +
+                              std::to_string(file_offset + info.image_size) + " bytes" + where);
   return info;
 }
 
@@ -97,14 +99,13 @@ bool looks_like_bzimage(std::span<const uint8_t> file) {
 
 Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& name) {
   using namespace boot;
-  if (file.size() < kSetupHeaderEnd)
-    return error_in(name, "too short to be a bzImage (" + std::to_string(file.size()) + " bytes)");
+  if (!looks_like_bzimage(file)) return wrong_kind(file, name, "a boot image (a bzImage or a kpack image)");
+  KPACK_TRY_RESULT(check_not_truncated(file, kSetupHeaderEnd, name));
   BzImage image;
   image.header = get<SetupHeader>(file, kSetupHeaderOffset);
   SetupHeader& hdr = image.header;
   if (hdr.boot_flag != kBootFlag)
     return error_in(name, "not a bzImage: boot flag is " + hex(hdr.boot_flag) + ", expected 0xaa55");
-  if (hdr.header != kHeaderMagic) return error_in(name, "not a bzImage: no \"HdrS\" signature at 0x202");
   if (hdr.version < kMinPayloadVersion)
     return error_in(name, "boot protocol " + std::to_string(hdr.version >> 8) + "." +
                               std::to_string(hdr.version & 0xFF) + " is too old (payload location needs 2.08)");
@@ -120,9 +121,14 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
   const uint32_t setup_sects = hdr.setup_sects == 0 ? kDefaultSetupSects : hdr.setup_sects;
   image.setup_size = uint64_t{setup_sects + 1} * kSectorSize;
   image.protected_offset = image.setup_size;
-  if (image.setup_size >= file.size())
+  // What the header says the file holds: the setup, then syssize paragraphs. A file shorter than
+  // that lost its end; a payload beyond it too is a header that contradicts itself.
+  const uint64_t claimed = image.setup_size + uint64_t{hdr.syssize} * 16;
+  if (image.setup_size >= file.size()) {
+    KPACK_TRY_RESULT(check_not_truncated(file, claimed, name));
     return error_in(name, "the real-mode setup (" + std::to_string(image.setup_size) + " bytes) covers the whole " +
                               std::to_string(file.size()) + "-byte file");
+  }
   const auto protected_mode = file.subspan(image.setup_size);
 
   // A relocatable image is loaded at pref_address and may use init_size bytes from there (2.10+).
@@ -130,10 +136,12 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
     return error_in(name, "the setup header's pref_address " + hex(hdr.pref_address) + " plus its init_size " +
                               hex(hdr.init_size) + " wraps around the address space");
   if (hdr.payload_length == 0) return error_in(name, "the setup header gives an empty payload");
-  if (!fits(hdr.payload_offset, hdr.payload_length, protected_mode.size()))
+  if (!fits(hdr.payload_offset, hdr.payload_length, protected_mode.size())) {
+    KPACK_TRY_RESULT(check_not_truncated(file, claimed, name));
     return error_in(name, "payload (offset " + hex(hdr.payload_offset) + ", " + std::to_string(hdr.payload_length) +
                               " bytes) lies outside the " + std::to_string(protected_mode.size()) +
                               "-byte protected-mode part");
+  }
   image.payload_offset = image.setup_size + hdr.payload_offset;
   image.payload_size = hdr.payload_length;
 

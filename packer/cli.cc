@@ -58,6 +58,12 @@ Status apply_option(const std::vector<std::string>& args, size_t& i, CommandLine
     cl.sbat_input = KPACK_TRY_RESULT(option_value(args, i));
   else if (a == "--from")
     cl.stats_from = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--config")
+    cl.hints.config_path = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--system-map")
+    cl.hints.system_map_path = KPACK_TRY_RESULT(option_value(args, i));
+  else if (a == "--5level" || a == "--no-5level")
+    cl.hints.five_level = a == "--5level";
   else if (a == "--kernel-address")
     cl.pack.kernel_address = KPACK_TRY_RESULT(parse_number(a, KPACK_TRY_RESULT(option_value(args, i))));
   else if (a == "--level") {
@@ -103,6 +109,10 @@ Status check_options_fit_command(CommandLine& cl) {
   if (cl.command != Command::kPack && !cl.sbat_input.empty()) return Error{"kpack: --sbat goes with packing"};
   if (cl.command != Command::kPack && cl.elf) return Error{"kpack: --elf goes with packing"};
   if (cl.elf && !cl.sbat_input.empty()) return Error{"kpack: --sbat is for EFI applications: not with --elf"};
+  const KernelHints& hints = cl.hints;
+  if (cl.command != Command::kPack &&
+      (!hints.config_path.empty() || !hints.system_map_path.empty() || hints.five_level))
+    return Error{"kpack: --config, --system-map, --5level and --no-5level go with packing"};
   return Ok{};
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "packer/image_writer.h"
+#include "packer/kernel_facts.h"
 #include "packer/result.h"
 
 namespace kpack {
@@ -22,6 +23,7 @@ struct CommandLine {
   std::string stats_from;     // stats --from DIR: a copy of /sys/kernel/boot_params/setup_data
   bool layout_given = false;  // packing: --layout was on the command line
   bool elf = false;           // packing: --elf, an ELF for direct-boot VMMs (elf_writer.h), not a bzImage
+  KernelHints hints;          // packing: --config, --system-map, --5level, --no-5level
   PackOptions pack;
   bool level_given = false;
 };

@@ -8,6 +8,7 @@
 #include "packer/bzimage_reader.h"
 #include "packer/elf_reader.h"
 #include "packer/file_io.h"
+#include "packer/input_kind.h"
 #include "packer/kernel_version.h"
 #include "packer/pe_image.h"
 #include "packer/relocs_from_elf.h"
@@ -70,24 +71,32 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
 
 }  // namespace
 
-Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path) {
+Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path, const KernelHints& hints) {
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
-  if (file.empty()) return error_in(path, "empty file");
   // kpack's own ELF output: its kernel, relocations and paging levels are in its payload and record.
   if (looks_like_kpack_elf(file)) {
     KpackElf elf = KPACK_TRY_RESULT(read_kpack_elf(file, path));
     KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(elf.payload, file, path));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
     input.relocs = std::move(payload.relocs);
-    input.five_level_paging = elf.payload.kpack->flags & kStubKernelFiveLevel;
     input.version = version_from_banner(input.elf);
+    const bool five_level = elf.payload.kpack->flags & kStubKernelFiveLevel;
+    KPACK_TRY_RESULT(infer_kernel_facts(
+        input, path, hints,
+        Finding{five_level, std::string("the kpack ELF's record (") + (five_level ? "" : "no ") + "5-level flag)"}));
     KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
     return input;
   }
-  if (!looks_like_bzimage(file)) {
+  InputKind kind = classify_input(file);
+  if (kind != InputKind::kVmlinux && kind != InputKind::kOtherElf && kind != InputKind::kBzImage &&
+      kind != InputKind::kKpackImage)
+    return wrong_kind(file, path, "a vmlinux ELF or a bzImage");
+  if (kind == InputKind::kVmlinux || kind == InputKind::kOtherElf) {
+    if (std::optional<uint64_t> claimed = elf_claimed_size(file))
+      KPACK_TRY_RESULT(check_not_truncated(file, *claimed, path));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
     input.version = version_from_banner(input.elf);
-    input.five_level_paging = elf_defines_symbol(input.elf, "__pgtable_l5_enabled");
+    KPACK_TRY_RESULT(infer_kernel_facts(input, path, hints, std::nullopt));
     KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
     return input;
   }
@@ -97,12 +106,16 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
   KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
   input.relocs = std::move(payload.relocs);
   input.cmdline_size = image.header.cmdline_size;
-  input.five_level_paging = image.header.xloadflags & boot::kXlf5LevelEnabled;
   // The signature covers the old image's bytes; the packed image needs one of its own.
   Result<std::optional<PeView>> pe = read_pe_view(file, path);
   input.was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;
   input.version = version_from_bzimage(file, image.header, image.setup_size);
   if (!input.version) input.version = version_from_banner(input.elf);
+  // The header says what the stock decompressor (or the kpack stub) was told of the kernel.
+  const bool five_level = image.header.xloadflags & boot::kXlf5LevelEnabled;
+  KPACK_TRY_RESULT(infer_kernel_facts(input, path, hints,
+                                      Finding{five_level, std::string("the bzImage's xloadflags (") +
+                                                              (five_level ? "" : "no ") + "XLF_5LEVEL_ENABLED)"}));
   KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
   return input;
 }

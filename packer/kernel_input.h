@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stub/unpack/kernel_headers.h"
+#include "packer/kernel_facts.h"
 #include "packer/result.h"
 
 namespace kpack {
@@ -28,11 +29,14 @@ struct KernelInput {
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
   std::optional<std::string> version;    // for the header's kernel_version string
   bool was_signed = false;               // the source bzImage carried an Authenticode signature
-  // CONFIG_X86_5LEVEL: the source bzImage's XLF_5LEVEL_ENABLED, or the vmlinux's __pgtable_l5_enabled
-  // symbol (a vmlinux without symbols gets 4 levels, which every x86-64 kernel runs with).
+  // The kernel runs with 5-level paging where the CPU has it (kernel_facts.h), and what said so:
+  // empty when nothing did, and the image gets 4 levels, which every x86-64 kernel runs with.
   bool five_level_paging = false;
+  std::string five_level_source;
   // CONFIG_UNACCEPTED_MEMORY: the kernel accepts memory itself (kernel_accepts_memory).
   bool accepts_memory = false;
+  // What was found out about the kernel and where, one line each, for kpack -v.
+  std::vector<std::string> findings;
 };
 
 // Whether the kernel was built with CONFIG_UNACCEPTED_MEMORY: only then does it look for Linux's
@@ -49,7 +53,9 @@ Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::s
 // Reads `path`: a vmlinux, or a bzImage (stock or kpack) whose kernel is extracted. The relocation
 // table is, in order: the file `relocs_path` when not empty (its shape checked, and its format
 // against the kernel's version when the kernel has a banner), the one in the bzImage's payload,
-// the one computed from the ELF's .rela.* sections, or none (relocs_origin says which).
-Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path = {});
+// the one computed from the ELF's .rela.* sections, or none (relocs_origin says which). What the
+// header says about the kernel comes from infer_kernel_facts, with `hints`.
+Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path = {},
+                                const KernelHints& hints = {});
 
 }  // namespace kpack

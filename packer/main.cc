@@ -5,8 +5,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <new>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "packer/image_writer.h"
 #include "packer/info.h"
 #include "packer/kernel_input.h"
+#include "packer/pack_report.h"
 #include "packer/stats.h"
 #include "packer/version.h"
 
@@ -72,8 +74,10 @@ class ProgressLine {
 };
 
 Status pack(const CommandLine& cl) {
+  // The output's directory first: a run that cannot write its image fails before any work.
+  OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
   // Read the kernel: a vmlinux, or the one inside a bzImage.
-  KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input));
+  KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input, cl.hints));
   // Lay out the payload, compress it, and put the image together.
   ProgressLine progress(codec_name(cl.pack.compress.codec));
   PackOptions options = cl.pack;
@@ -96,18 +100,10 @@ Status pack(const CommandLine& cl) {
     image = KPACK_TRY_RESULT(build_image(input, options, blobs, cl.output));
   }
   // Replace the output in one step; an ELF is an executable, as a vmlinux is.
-  Status written = write_file_atomically(cl.output, image, cl.elf ? 0755 : 0644);
+  Status written = output.commit(image, cl.elf ? 0755 : 0644);
   // After success only, so that a failed pack still prints its one error line and nothing else.
-  if (written && input.relocs_origin == RelocsOrigin::kNone)
-    std::fprintf(stderr,
-                 "kpack: warning: %s has no relocation table (no .rela sections, no --relocs): the image can "
-                 "randomize only the physical address\n",
-                 cl.input.c_str());
-  if (written && input.was_signed)
-    std::fprintf(stderr,
-                 "kpack: note: %s was signed; its signature does not cover the new image, which is unsigned "
-                 "(sign it again, e.g. with sbsign)\n",
-                 cl.input.c_str());
+  if (written)
+    for (const std::string& line : pack_warnings(input, cl.input)) std::fprintf(stderr, "kpack: %s\n", line.c_str());
   if (written && elf_load && elf_load->placement == ElfPlacement::kAboveKernel)
     std::fprintf(stderr,
                  "kpack: warning: %s does not fit below the kernel's floor: it loads at %#llx, above the kernel, "
@@ -117,7 +113,11 @@ Status pack(const CommandLine& cl) {
 }
 
 Status extract(const CommandLine& cl) {
-  // Find the payload, decode it, and split it into the ELF and the relocation table.
+  // Both outputs' directories first, then find the payload, decode it, and split it into the ELF
+  // and the relocation table.
+  OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
+  std::optional<OutputFile> relocs_output;
+  if (!cl.relocs_output.empty()) relocs_output.emplace(KPACK_TRY_RESULT(OutputFile::open(cl.relocs_output)));
   std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(cl.input));
   PackedPayload image;
   if (looks_like_elf(file))
@@ -126,11 +126,11 @@ Status extract(const CommandLine& cl) {
     image = KPACK_TRY_RESULT(read_bzimage(file, cl.input));
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, cl.input));
   // Write both atomically; the relocations only when asked for.
-  if (!cl.relocs_output.empty()) {
+  if (relocs_output) {
     if (payload.relocs.empty()) return error_in(cl.input, "has no relocation table after its ELF");
-    KPACK_TRY_RESULT(write_file_atomically(cl.relocs_output, payload.relocs, 0644));
+    KPACK_TRY_RESULT(relocs_output->commit(payload.relocs, 0644));
   }
-  return write_file_atomically(cl.output, payload.elf, 0755);
+  return output.commit(payload.elf, 0755);
 }
 
 }  // namespace

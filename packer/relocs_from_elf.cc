@@ -347,13 +347,16 @@ std::optional<RelocationFormat> relocs_format_of_kernel(std::span<const uint8_t>
   return relocs_format_for_release(std::string_view(*version).substr(0, version->find(' ')));
 }
 
-bool elf_defines_symbol(std::span<const uint8_t> elf, std::string_view symbol) {
-  // Only a question: a section table the relocation reader would refuse names no symbol.
+std::optional<bool> elf_defines_symbol(std::span<const uint8_t> elf, std::string_view symbol) {
+  // Only a question: a section table the relocation reader would refuse has no symbols to ask.
   const std::string unnamed;
   ElfSections sections(elf, unnamed);
-  if (!sections.read()) return false;
+  if (!sections.read()) return std::nullopt;
+  bool has_table = false;
+  for (size_t i = 0; i < sections.count(); ++i) has_table |= sections[i].type == elf::kShtSymtab;
   Result<std::optional<uint64_t>> found = find_symbol(sections, symbol);
-  return found && found->has_value();
+  if (!has_table || !found) return std::nullopt;
+  return found->has_value();
 }
 
 }  // namespace kpack

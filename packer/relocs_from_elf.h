@@ -56,8 +56,8 @@ Result<std::optional<RelocationLists>> relocs_from_elf(std::span<const uint8_t> 
 // the file has no banner.
 std::optional<RelocationFormat> relocs_format_of_kernel(std::span<const uint8_t> elf);
 
-// Whether a symbol table of `elf` names `symbol`; false for a file without one, or one whose
-// section table cannot be read.
-bool elf_defines_symbol(std::span<const uint8_t> elf, std::string_view symbol);
+// Whether a symbol table of `elf` names `symbol`; nothing for a file without one (a stripped
+// vmlinux, as every bzImage holds), or one whose section table or symbols cannot be read.
+std::optional<bool> elf_defines_symbol(std::span<const uint8_t> elf, std::string_view symbol);
 
 }  // namespace kpack

@@ -112,8 +112,11 @@ Result<std::vector<std::string>> node_names(const std::string& directory) {
   return names;
 }
 
-bool is_run_record_node(const std::string& node) {
-  std::string type = read_text(node + "/type");
+// A node's type file unreadable (setup_data under /sys/kernel is root's) is an error, so that a
+// user without root is not told that the system was not booted by kpack.
+Result<bool> is_run_record_node(const std::string& node) {
+  std::vector<uint8_t> bytes = KPACK_TRY_RESULT(read_file(node + "/type"));
+  std::string type(bytes.begin(), bytes.end());
   return !type.empty() && std::strtoull(type.c_str(), nullptr, 0) == kSetupKpackRunRecord;
 }
 
@@ -207,9 +210,16 @@ std::vector<std::string> describe_run_record(const RunRecord& run, const std::st
 Status print_stats(const std::string& directory, std::FILE* out) {
   bool this_system = directory.empty();
   std::string root = this_system ? kSetupDataDirectory : directory;
+  // The kernel makes the directory only when its loader passed it setup_data, which a kpack stub
+  // always does.
+  std::error_code error;
+  if (this_system && !std::filesystem::exists(root, error) && !error)
+    return Error{"this system was not booted by a kpack image: " + root +
+                 " does not exist (the kernel got no "
+                 "setup_data, where the stub leaves its run record)"};
   for (const std::string& name : KPACK_TRY_RESULT(node_names(root))) {
     std::string node = root + "/" + name;
-    if (!is_run_record_node(node)) continue;
+    if (!KPACK_TRY_RESULT(is_run_record_node(node))) continue;
     std::vector<uint8_t> data = KPACK_TRY_RESULT(read_file(node + "/data"));
     RunRecord run = KPACK_TRY_RESULT(parse_run_record(data, node + "/data"));
     // The loader's times are this machine's: a copied directory may come from another one.
@@ -218,6 +228,11 @@ Status print_stats(const std::string& directory, std::FILE* out) {
       std::fprintf(out, "%s\n", line.c_str());
     return Ok{};
   }
+  if (this_system)
+    return Error{
+        format("this system was not booted by a kpack image: no setup_data node in %s has a kpack run "
+               "record (type %#x)",
+               root.c_str(), kSetupKpackRunRecord)};
   return error_in(root, format("has no kpack run record (no setup_data of type %#x): not booted by a kpack image",
                                kSetupKpackRunRecord));
 }

@@ -61,16 +61,16 @@ def main():
     good = build(base())
     cases = [
         ("empty.elf", b"", "empty file"),
-        ("not-an-elf.txt", b"this is not a kernel\n" * 64, "not an ELF file"),
-        ("truncated-ehdr.elf", good[:40], "truncated ELF header"),
+        ("not-an-elf.txt", b"this is not a kernel\n" * 64, "is text, not a vmlinux ELF or a bzImage"),
+        ("truncated-ehdr.elf", good[:40], "file truncated: 40 of 64 bytes"),
         ("elfclass32.elf", variant(ident=b"\x7fELF\x01\x01\x01" + bytes(9)), "not a 64-bit ELF"),
         ("big-endian.elf", variant(ident=b"\x7fELF\x02\x02\x01" + bytes(9)), "not a little-endian ELF"),
         ("i386.elf", variant(machine=3), "not an x86-64 ELF"),
         ("et-dyn.elf", variant(type=3), "not an executable ELF"),
         ("phnum-0.elf", variant(phnum=0), "bad e_phnum"),
         ("phnum-65535.elf", variant(phnum=65535), "bad e_phnum"),
-        ("phdrs-outside-file.elf", variant(phoff=0x100000), "program headers outside"),
-        ("segment-past-end.elf", variant(seg1_offset=0x3300), "segment extends past the end of the file"),
+        ("phdrs-outside-file.elf", variant(phoff=0x100000), "file truncated"),
+        ("segment-past-end.elf", variant(seg1_offset=0x3300), "file truncated"),
         ("segment-offset-wraps.elf", variant(seg1_offset=0xFFFFFFFFFFFFF000, seg1_filesz=0x2000),
          "file range wraps around"),
         ("filesz-over-memsz.elf", variant(seg0_memsz=0x800), "p_filesz exceeds p_memsz"),
@@ -81,15 +81,18 @@ def main():
         ("paddr-wraps.elf", variant(seg2_paddr=0xFFFFFFFFFFFFF000, seg2_memsz=0x2000), "physical range wraps"),
         ("entry-outside.elf", variant(entry=0x5000000), "entry point outside every executable segment"),
     ]
-    # Cut at every header boundary and inside each segment's bytes.
-    cases.append(("truncated-at-ehdr-end.elf", good[:64], "program headers outside"))
+    # Cut at every header boundary and inside each segment's bytes: the error gives both sizes.
+    headers_end = 64 + 56 * 3
+    cases.append(("truncated-at-ehdr-end.elf", good[:64], f"file truncated: 64 of {headers_end} bytes"))
     for i in range(3):
-        cases.append((f"truncated-in-phdr{i}.elf", good[:64 + 56 * i + 28], "program headers outside"))
-        cases.append((f"truncated-after-phdr{i}.elf", good[:64 + 56 * (i + 1)],
-                      "program headers outside" if i < 2 else "segment extends past the end"))
+        cut = 64 + 56 * i + 28
+        cases.append((f"truncated-in-phdr{i}.elf", good[:cut], f"file truncated: {cut} of {headers_end} bytes"))
+        cut = 64 + 56 * (i + 1)
+        claimed = headers_end if i < 2 else len(good)
+        cases.append((f"truncated-after-phdr{i}.elf", good[:cut], f"file truncated: {cut} of {claimed} bytes"))
     for i, s in enumerate(base()["segments"]):
-        cases.append((f"truncated-in-segment{i}.elf", good[:s["offset"] + s["filesz"] // 2],
-                      "segment extends past the end of the file"))
+        cut = s["offset"] + s["filesz"] // 2
+        cases.append((f"truncated-in-segment{i}.elf", good[:cut], f"file truncated: {cut} of {len(good)} bytes"))
     with open(os.path.join(out_dir, "cases.tsv"), "w") as table:
         for name, data, expected in cases:
             with open(os.path.join(out_dir, name), "wb") as f:

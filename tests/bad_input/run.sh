@@ -127,7 +127,7 @@ bad_images() {
     printf '\xde\xad\xbe\xef\xde\xad\xbe\xef\xde\xad\xbe\xef\xde\xad\xbe\xef' |
         dd of="$work/$tag-corrupt.img" bs=1 seek=$((offset + where)) conv=notrunc status=none
     for kind in truncated corrupt; do
-        local file=$work/$tag-$kind.img regex="outside|truncated"
+        local file=$work/$tag-$kind.img regex="file truncated: [0-9]+ of [0-9]+ bytes"
         [[ $kind == corrupt ]] && regex="corrupt|checksum|mismatch|truncated|not an ELF"
         expect_failure "$tag-$kind (pack)" "$regex" "$file" "$out" -- --lz4 "$file" -o "$out"
         expect_failure "$tag-$kind (extract)" "$regex" "$file" "$out" -- extract "$file" -o "$out"

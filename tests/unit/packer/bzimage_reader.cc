@@ -149,6 +149,8 @@ std::vector<uint8_t> make_bzimage(std::span<const uint8_t> payload, const ImageS
   hdr.payload_offset = kStubBytes;
   hdr.payload_length = static_cast<uint32_t>(payload.size());
   hdr.init_size = 0x4000000;
+  // The protected-mode part in 16-byte paragraphs, as the kernel's build writes it.
+  hdr.syssize = static_cast<uint32_t>((kStubBytes + payload.size()) / 16);
   put(file, boot::kSetupHeaderOffset, hdr);
   if (spec.stub_info) {
     // The record goes right before kernel_info, as kpack writes it.
@@ -291,9 +293,10 @@ TEST_CASE("a kpack record is found and checked") {
         "(kpack record at 0xb00)");
   CHECK(error_with([&](StubRecord& r) { r.image_size = 0x80; }) ==
         "bzImage: the kpack record's image size does not cover the stub (0x80, 0x158) (kpack record at 0xb00)");
-  CHECK(contains(error_with([&](StubRecord& r) { r.image_size = kStubBytes + payload.size() + 1; }),
-                 "bzImage: the kpack record's image size " + std::to_string(kStubBytes + payload.size() + 1) +
-                     " is larger than the file's protected-mode part"));
+  // A checked record's image size is what the packer wrote: past the file's end, the file lost its end.
+  CHECK(error_with([&](StubRecord& r) { r.image_size = kStubBytes + payload.size() + 1; }) ==
+        "bzImage: file truncated: " + std::to_string(5 * 512 + kStubBytes + payload.size()) + " of " +
+            std::to_string(5 * 512 + kStubBytes + payload.size() + 1) + " bytes (kpack record at 0xb00)");
 
   // Anywhere but right before kernel_info, the magic is just bytes (the stub has it in its rodata).
   auto file = make_bzimage(payload, {.stub_info = info});
@@ -320,8 +323,16 @@ TEST_CASE("bad images are errors naming the file") {
   const auto payload = compress(StreamFormat::kZstd, kernel_bytes());
   const auto good = make_bzimage(payload);
 
-  CHECK(error_of(std::span(good).first(0x200)) == "bzImage: too short to be a bzImage (512 bytes)");
-  CHECK(error_of({}) == "bzImage: too short to be a bzImage (0 bytes)");
+  // What a file is when it is no boot image, and how much of one is missing.
+  CHECK(error_of(std::span(good).first(0x200)) ==
+        "bzImage: is data of no known kind (first bytes 0xcc 0xcc 0xcc 0xcc), not a boot image (a bzImage or a "
+        "kpack image)");
+  CHECK(error_of({}) == "bzImage: is an empty file, not a boot image (a bzImage or a kpack image)");
+  CHECK(error_of(std::span(good).first(0x210)) == "bzImage: file truncated: 528 of 620 bytes");
+  const std::string text = "#!/bin/sh\necho this is no kernel\n";
+  CHECK(error_of(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())) ==
+        "bzImage: is text, not a boot image (a bzImage or a kpack image)");
+  CHECK(error_of(make_elf()) == "bzImage: is a vmlinux ELF, not a boot image (a bzImage or a kpack image)");
 
   auto bad_flag = good;
   bad_flag[0x1FE] = 0x00;
@@ -329,17 +340,26 @@ TEST_CASE("bad images are errors naming the file") {
 
   auto no_magic = good;
   no_magic[0x202] = 'X';
-  CHECK(error_of(no_magic) == "bzImage: not a bzImage: no \"HdrS\" signature at 0x202");
+  CHECK(error_of(no_magic) ==
+        "bzImage: is data of no known kind (first bytes 0xcc 0xcc 0xcc 0xcc), not a boot image (a bzImage or a "
+        "kpack image)");
 
   const auto old = make_bzimage(payload, {.version = 0x0206});
   CHECK(error_of(old) == "bzImage: boot protocol 2.6 is too old (payload location needs 2.08)");
 
-  // Setup sectors that reach past the end of the file.
-  CHECK(contains(error_of(std::span(good).first(0x600)), "covers the whole"));
-
+  // Cut within the setup sectors or the payload: the size syssize gives is missing.
+  const std::string whole = std::to_string(5 * 512 + (kStubBytes + payload.size()) / 16 * 16);
+  CHECK(error_of(std::span(good).first(0x600)) == "bzImage: file truncated: 1536 of " + whole + " bytes");
   auto outside = good;
-  outside.resize(outside.size() - 10);
-  CHECK(error_of(outside) == "bzImage: payload (offset 0x400, " + std::to_string(payload.size()) +
+  outside.resize(outside.size() - 20);
+  CHECK(error_of(outside) == "bzImage: file truncated: " + std::to_string(outside.size()) + " of " + whole + " bytes");
+  // Without syssize, the setup alone says how long the file was; the payload does not.
+  auto no_size = good;
+  put(no_size, 0x1F4, uint32_t{0});
+  CHECK(error_of(std::span(no_size).first(0x600)) == "bzImage: file truncated: 1536 of 2560 bytes");
+  CHECK(contains(error_of(std::span(no_size).first(0xA00)), "covers the whole"));
+  no_size.resize(no_size.size() - 10);
+  CHECK(error_of(no_size) == "bzImage: payload (offset 0x400, " + std::to_string(payload.size()) +
                                  " bytes) lies outside the " + std::to_string(kStubBytes + payload.size() - 10) +
                                  "-byte protected-mode part");
 

@@ -146,14 +146,56 @@ TEST_CASE("write_file_atomically failures leave nothing behind") {
   CHECK(missing_dir.error().message == dir / "no/such/dir/out" + ": cannot create a temporary file in " +
                                            dir / "no/such/dir" + ": No such file or directory");
 
-  // A directory in the way: the rename fails, the temporary goes, the directory stays.
+  // A directory in the way: refused before any temporary is made; the directory stays.
   std::filesystem::create_directory(dir / "taken");
   write_text(dir / "taken/inside", "keep");
   const Status onto_dir = write_file_atomically(dir / "taken", bytes("x"));
   REQUIRE_FALSE(onto_dir.ok());
-  CHECK(onto_dir.error().message.rfind(dir / "taken" + ": rename failed: ", 0) == 0);
+  CHECK(onto_dir.error().message == dir / "taken" + ": is a directory");
   CHECK(dir.entries() == std::vector<std::string>{"taken"});
   CHECK(read_text(dir / "taken/inside") == "keep");
+}
+
+TEST_CASE("an output's temporary exists from open to commit, and goes when the output is dropped") {
+  TempDir dir;
+  write_text(dir / "out", "old contents");
+  {
+    Result<OutputFile> output = OutputFile::open(dir / "out");
+    REQUIRE(output.ok());
+    CHECK(dir.entries().size() == 2);  // out and .out.kpack-XXXXXX
+    REQUIRE(output->commit(bytes("new"), 0644).ok());
+    CHECK(dir.entries() == std::vector<std::string>{"out"});
+  }
+  CHECK(read_text(dir / "out") == "new");
+  {
+    Result<OutputFile> dropped = OutputFile::open(dir / "out");
+    REQUIRE(dropped.ok());
+  }
+  CHECK(dir.entries() == std::vector<std::string>{"out"});
+  CHECK(read_text(dir / "out") == "new");
+  // Refused at open, before any work: a directory, a missing one, one where no file can be made.
+  CHECK(OutputFile::open(dir.path()).error().message == dir.path() + ": is a directory");
+  CHECK(OutputFile::open(dir / "sub/").error().message == dir / "sub/" + ": is a directory");
+  CHECK(OutputFile::open("/proc/kpack-test")
+            .error()
+            .message.rfind("/proc/kpack-test: cannot create a temporary file in /proc: ", 0) == 0);
+}
+
+TEST_CASE("an interrupted kpack leaves no temporary behind") {
+  TempDir dir;
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    signal(SIGTERM, SIG_DFL);  // the test runner's crash handler out of the way, as in kpack
+    Result<OutputFile> output = OutputFile::open(dir / "out");
+    if (output) raise(SIGTERM);
+    _exit(3);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(dir.entries().empty());
 }
 
 TEST_CASE("a write that runs out of room keeps the old file (file size limit)") {

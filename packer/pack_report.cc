@@ -1,0 +1,67 @@
+#include "packer/pack_report.h"
+
+#include "packer/bzimage_reader.h"
+#include "packer/relocs_table.h"
+
+namespace kpack {
+
+std::vector<std::string> pack_warnings(const KernelInput& input, const std::string& name) {
+  std::vector<std::string> lines;
+  if (input.five_level_source.empty())
+    lines.push_back("warning: " + name +
+                    ": cannot tell whether the kernel runs with 5-level paging (no symbol table, no embedded "
+                    "configuration, no .config or System.map beside it): packed for 4 levels; say --5level or "
+                    "--no-5level, or name its --config FILE or --system-map FILE");
+  if (input.relocs_origin == RelocsOrigin::kNone)
+    lines.push_back("warning: " + name +
+                    " has no relocation table (no .rela sections, no --relocs): the image can randomize only the "
+                    "physical address");
+  if (input.was_signed)
+    lines.push_back("note: " + name +
+                    " was signed; its signature does not cover the new image, which is unsigned (sign it again, "
+                    "e.g. with sbsign)");
+  return lines;
+}
+
+namespace {
+
+std::string relocations(const KernelInput& input) {
+  const char* origin = input.relocs_origin == RelocsOrigin::kFile         ? "from --relocs"
+                       : input.relocs_origin == RelocsOrigin::kStockImage ? "from the bzImage's payload"
+                       : input.relocs_origin == RelocsOrigin::kComputed   ? "computed from its .rela sections"
+                                                                          : "";
+  if (input.relocs.empty()) return "relocations: none (the image randomizes only the physical address)";
+  Result<RelocationLists> table = split_relocation_lists(input.relocs, "");
+  return "relocations: " + std::string(origin) + (table ? ", " + describe_relocation_lists(*table) : "");
+}
+
+std::string layout(std::span<const uint8_t> image, const PackOptions& options) {
+  Result<BzImage> read = read_bzimage(image, "");
+  if (!read || !read->kpack) return "layout: unreadable";
+  const boot::SetupHeader& h = read->header;
+  const StubRecord& record = *read->kpack;
+  std::string text = "layout: " + std::to_string(image.size()) + " bytes: setup " + std::to_string(read->setup_size) +
+                     ", stub and records " + std::to_string(uint64_t{record.payload_offset}) + ", payload " +
+                     std::to_string(read->payload_size) + " (" + codec_name(options.compress.codec);
+  if (options.compress.codec != Codec::kRaw)
+    text += " level " + std::to_string(options.compress.level) + ", " + std::to_string(uint32_t{record.frame_count}) +
+            " frames on " + std::to_string(options.compress.threads) + " thread" +
+            (options.compress.threads == 1 ? "" : "s");
+  return text + "); kernel at or above " + hex(record.min_kernel_address) + ", aligned to " +
+         hex(record.kernel_alignment) + "; pref_address " + hex(h.pref_address) + ", init_size " + hex(h.init_size) +
+         ", xloadflags " + hex(h.xloadflags);
+}
+
+}  // namespace
+
+std::vector<std::string> pack_details(const KernelInput& input, const PackOptions& options,
+                                      std::span<const uint8_t> image, const std::string& input_name,
+                                      const std::string& output_name) {
+  std::vector<std::string> lines;
+  for (const std::string& finding : input.findings) lines.push_back(input_name + ": " + finding);
+  lines.push_back(input_name + ": " + relocations(input));
+  lines.push_back(output_name + ": " + layout(image, options));
+  return lines;
+}
+
+}  // namespace kpack

@@ -1,0 +1,23 @@
+// What `kpack` says about a pack besides errors: the warnings (once each, after the image is
+// written) and, with -v, what it found out about the kernel and how the image is laid out.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "packer/image_writer.h"
+#include "packer/kernel_input.h"
+
+namespace kpack {
+
+// One line each, without "kpack: " and the newline.
+std::vector<std::string> pack_warnings(const KernelInput& input, const std::string& name);
+
+// -v: the kernel's findings, its relocation table and how the output was compressed and laid out.
+std::vector<std::string> pack_details(const KernelInput& input, const PackOptions& options,
+                                      std::span<const uint8_t> image, const std::string& input_name,
+                                      const std::string& output_name);
+
+}  // namespace kpack
