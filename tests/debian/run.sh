@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# run.sh SCENARIO BUILD_DIR DEB_DIR — a real Debian 12 system (tests/debian/make-image.sh: its own
+# disk, GRUB in its MBR, the cloud kernel) booted again and again in QEMU through its own boot
+# loader (no -kernel), with the kpack package built by scripts/build-deb.sh installed inside it.
+#
+# Each boot, the image's agent prints on the serial console which kernel booted (uname -r), whether
+# kpack's run record is in setup_data and the command line GRUB gave it, runs the step this script
+# put on a second disk, then powers off. Every assertion is on those values: the kernel version,
+# the record present or absent, the entry (BOOT_IMAGE, kpack.trial) and what kpack-kernel-hook
+# status and GRUB's environment say, never on a log line alone.
+#
+#   trial   (CI) 0: stock boot: update-grub, apt-get install kpack, KPACK_HOOK=yes, sync;
+#           1: the trial boot of the packed kernel reaches userspace, `kpack stats` shows the
+#              record, the trial passes; 2: the next boot is packed by default; one byte of its
+#              payload is then damaged (the hook's record of the image updated, as if kpack had
+#              written it so) and `kpack-kernel-hook trial` arms a trial of it; 3: that trial fails
+#              in the stub and the boot after it is stock, unattended: either the stub resets the
+#              machine (panic=5 on the trial entry) or, a stub that halts, the harness power-cycles
+#              QEMU once the stub's error line has been followed by 30 s of silence; the trial is
+#              then failed and the stock kernel the default
+#   full    (full matrix) trial, then 4: dpkg -i of a second kernel version (6.12) packs it and
+#           arms its trial; 5: its trial boot passes; apt-get purge kpack; 6: the machine boots
+#           the newest kernel stock, both kernels byte for byte their packages' (dpkg --verify)
+#
+# Timings of the image build (cached) and of each boot are printed. Needs root (mmdebstrap),
+# QEMU, the .deb in DEB_DIR, and for `full` the 6.12 kernel package (boot.fetch.6.12).
+set -euo pipefail
+
+[[ $# -eq 3 ]] || { echo "usage: $0 trial|full BUILD_DIR DEB_DIR" >&2; exit 2; }
+scenario=$1 build=$(realpath "$2") deb_dir=$(realpath "$3")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case $scenario in trial|full) ;; *) echo "run.sh: unknown scenario '$scenario'" >&2; exit 2 ;; esac
+fail() { echo "run.sh ($scenario): FAIL: $*" >&2; exit 1; }
+say() { echo "run.sh ($scenario): $*"; }
+command -v qemu-system-x86_64 > /dev/null || { echo "run.sh: SKIP: qemu-system-x86_64 not installed" >&2; exit 77; }
+
+deb=$(ls "$deb_dir"/kpack_*_amd64.deb 2> /dev/null | head -n1)
+[[ -n $deb ]] || fail "no kpack_*_amd64.deb in $deb_dir (package.build)"
+
+started=$EPOCHSECONDS
+image_dir=$("$here/make-image.sh")
+# shellcheck disable=SC1091
+source "$image_dir/image.env"
+say "image: $image_dir/disk.img, kernel $KERNEL_VERSION, built in $BUILD_SECONDS s, $((SIZE_BYTES / 1048576)) MiB of data ($((EPOCHSECONDS - started)) s to get it now)"
+version=$KERNEL_VERSION
+
+work=$build/debian/$scenario
+rm -rf "$work"
+mkdir -p "$work"
+cp --sparse=always "$image_dir/disk.img" "$work/disk.img"
+
+# ---- booting ------------------------------------------------------------------------------------
+
+# step NAME: a directory for the files and step.sh of boot NAME; step.sh is written by the caller.
+step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }
+
+# vm_run LOG TIMEOUT: one QEMU process on the disk and this boot's step disk, until it exits (the
+# agent powers off). No -no-reboot: a guest reset reboots in the same process, as a machine would.
+# Sets $vm_pid; the caller waits.
+vm_start() {
+    local log=$1 ctl=$2
+    : > "$log"
+    qemu-system-x86_64 -m 1024 -display none -monitor none -serial "file:$log" -nic none \
+        -drive "file=$work/disk.img,format=raw,if=virtio" \
+        -drive "file=$ctl,format=raw,if=virtio,readonly=on" 2> "$log.qemu-stderr" &
+    vm_pid=$!
+}
+vm_wait() {
+    local log=$1 timeout=$2 start=$EPOCHSECONDS
+    while kill -0 "$vm_pid" 2> /dev/null; do
+        if (( EPOCHSECONDS - start > timeout )); then
+            kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
+            tail -n 30 "$log" >&2
+            fail "$(basename "$log"): no power-off within $timeout s"
+        fi
+        sleep 2
+    done
+    wait "$vm_pid" || fail "$(basename "$log"): QEMU failed: $(cat "$log.qemu-stderr")"
+}
+
+# boot NAME: pack NAME.step into a tar disk, boot, wait for the power-off; $log is the serial log.
+boot() {
+    local name=$1 start=$EPOCHSECONDS
+    tar -cf "$work/$name.tar" -C "$work/$name.step" .
+    log=$work/$name.serial.log
+    vm_start "$log" "$work/$name.tar"
+    vm_wait "$log" 900
+    say "boot $name: $((EPOCHSECONDS - start)) s"
+}
+
+# The agent's report of the boot that ran the step: the last "booted" line, its command line, the
+# step's status.
+report() {
+    booted=$(grep -a '^KPACK-TEST: booted ' "$log" | tail -n1 | tr -d '\r')
+    cmdline=$(grep -a '^KPACK-TEST: cmdline ' "$log" | tail -n1 | tr -d '\r')
+    [[ -n $booted ]] || { tail -n 40 "$log" >&2; fail "$(basename "$log"): the agent never reported (no userspace?)"; }
+    step_status=$(grep -a '^KPACK-TEST: step end status=' "$log" | tail -n1 | tr -d '\r' | sed 's/.*status=//')
+    say "$booted"
+}
+# expect_boot VERSION present|absent IMAGE [trial|default]: this boot was kernel VERSION, with or
+# without kpack's run record, loaded from IMAGE by GRUB (BOOT_IMAGE), through the trial entry or not.
+expect_boot() {
+    report
+    [[ $booted == "KPACK-TEST: booted version=$1 record=$2" ]] \
+        || fail "$(basename "$log"): expected kernel $1 with the run record $2, got '${booted#KPACK-TEST: }'"
+    [[ " $cmdline " == *" BOOT_IMAGE=$3 "* ]] || fail "$(basename "$log"): GRUB did not boot $3: ${cmdline#KPACK-TEST: }"
+    case ${4:-} in
+        trial) [[ " $cmdline " == *" kpack.trial "* && " $cmdline " == *" panic=5 "* ]] || fail "$(basename "$log"): not the trial entry: $cmdline" ;;
+        default) [[ " $cmdline " != *" kpack.trial "* ]] || fail "$(basename "$log"): the trial entry, not the default one" ;;
+    esac
+}
+expect_step_ok() {
+    [[ $step_status == 0 ]] || { sed -n '/KPACK-TEST: step begin/,/KPACK-TEST: step end/p' "$log" | tail -n 40 >&2; fail "$(basename "$log"): the step failed (status ${step_status:-none})"; }
+}
+# The step's output between its markers: OUT=$(step_output).
+step_output() { sed -n '/^KPACK-TEST: step begin/,/^KPACK-TEST: step end/p' "$log" | tr -d '\r'; }
+expect_output() {
+    step_output | grep -Eq -- "$1" || { step_output | tail -n 30 >&2; fail "$(basename "$log"): no line matches: $1"; }
+}
+stock=/boot/kpack/stock
+
+# What every step prints after its work: kpack's view and GRUB's.
+report_step='kpack-kernel-hook status | sed "s/^/status: /"; grub-editenv /boot/grub/grubenv list | sed "s/^/grubenv: /"'
+
+# ---- 0: the stock system gets kpack -------------------------------------------------------------
+
+dir=$(step_dir 0-install)
+cp "$deb" "$dir/kpack.deb"
+cat > "$dir/step.sh" <<EOF
+update-grub
+apt-get install -y --no-install-recommends ./kpack.deb
+sed -i 's/^KPACK_HOOK=no/KPACK_HOOK=yes/' /etc/default/kpack
+kpack-kernel-hook sync
+systemctl is-enabled kpack-trial.service | sed 's/^/unit: /'
+$report_step
+EOF
+boot 0-install
+expect_boot "$version" absent "/boot/vmlinuz-$version" default
+expect_step_ok
+expect_output "^unit: enabled$"
+expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: pending; next boot: packed, on trial; default: stock$"
+expect_output "^grubenv: next_entry=kpack-trial>kpack-trial-$version$"
+expect_output "^grubenv: saved_entry=kpack-stock>kpack-stock-$version$"
+
+# ---- 1: the trial boot ----------------------------------------------------------------------------
+
+dir=$(step_dir 1-trial)
+cat > "$dir/step.sh" <<EOF
+kpack stats | sed 's/^/stats: /'
+journalctl -b -u kpack-trial.service -o cat --no-pager | sed 's/^/journal: /'
+$report_step
+EOF
+boot 1-trial
+expect_boot "$version" present "/boot/vmlinuz-$version" trial
+expect_step_ok
+expect_output "^stats: kpack run record: setup_data/[0-9]+ \\(version 1\\)$"
+expect_output "^stats: entry: boot protocol 16/32-bit; codec: lz4$"
+expect_output "^journal: kpack-kernel-hook: $version: trial boot passed"
+expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: passed; default: packed$"
+
+# ---- 2: packed by default; a damaged image put on trial --------------------------------------------
+
+dir=$(step_dir 2-default)
+cat > "$dir/step.sh" <<'EOF'
+image=/boot/vmlinuz-$(uname -r)
+kpack stats > /dev/null && echo "stats: record present"
+# One byte of the payload, a third of the way in, inverted (setup_sects at 0x1f1, payload_offset
+# and payload_length at 0x248: the boot protocol's fields).
+setup_sects=$(od -An -tu1 -j497 -N1 "$image" | tr -d ' ')
+[ "$setup_sects" -ne 0 ] || setup_sects=4
+set -- $(od -An -tu4 -j584 -N8 "$image")
+at=$(( (setup_sects + 1) * 512 + $1 + $2 / 3 ))
+byte=$(od -An -tu1 -j$at -N1 "$image" | tr -d ' ')
+printf "\\$(printf %03o $((byte ^ 255)))" | dd of="$image" bs=1 seek=$at conv=notrunc status=none
+echo "damaged: byte $at, $byte -> $((byte ^ 255))"
+# As if kpack had written this image: the hook's record of what it wrote.
+sha256sum < "$image" | cut -d' ' -f1 > /boot/kpack/stock/$(basename "$image").packed
+kpack-kernel-hook trial $(uname -r)
+EOF
+echo "$report_step" >> "$dir/step.sh"
+boot 2-default
+expect_boot "$version" present "/boot/vmlinuz-$version" default
+expect_step_ok
+expect_output "^stats: record present$"
+expect_output "^damaged: byte [0-9]+, "
+expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: pending; next boot: packed, on trial; default: stock$"
+
+# ---- 3: the damaged image's trial fails; the next boot is stock, unattended --------------------
+
+dir=$(step_dir 3-failed)
+cat > "$dir/step.sh" <<EOF
+journalctl -b -u kpack-trial.service -o cat --no-pager | sed 's/^/journal: /'
+$report_step
+EOF
+tar -cf "$work/3-failed.tar" -C "$dir" .
+log=$work/3-failed.serial.log
+start=$EPOCHSECONDS
+vm_start "$log" "$work/3-failed.tar"
+# Wait for the stub's error; then either GRUB loads a kernel again (the stub reset the machine) or,
+# after 30 s of nothing, the harness pulls the plug and powers on again.
+how=
+while kill -0 "$vm_pid" 2> /dev/null; do
+    (( EPOCHSECONDS - start < 600 )) || { kill "$vm_pid"; tail -n 30 "$log" >&2; fail "3-failed: neither the stub's error nor a boot within 600 s"; }
+    if grep -aq '^KPACK-TEST: booted ' "$log"; then break; fi
+    if grep -aq 'kpack: error' "$log"; then
+        error_at=${error_at:-$EPOCHSECONDS}
+        loads=$(sed -n '/kpack: error/,$p' "$log" | grep -ac 'Loading Linux' || true)
+        if (( loads > 0 )); then how="the stub reset the machine (panic=5)"; break; fi
+        if (( EPOCHSECONDS - error_at >= 30 )); then
+            how="the stub halted; the harness power-cycled the machine 30 s after its error"
+            kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
+            mv "$log" "$work/3-failed.halted.log"
+            vm_start "$log" "$work/3-failed.tar"
+            break
+        fi
+    fi
+    sleep 2
+done
+grep -aq 'kpack: error' "$log" "$work/3-failed.halted.log" 2> /dev/null || fail "3-failed: the damaged image did not stop in the stub with an error"
+say "3-failed: $(grep -ah 'kpack: error' "$log" "$work/3-failed.halted.log" 2> /dev/null | head -n1 | tr -d '\r')"
+say "3-failed: ${how:-booted on without a stub error}"
+[[ -n $how ]] || fail "3-failed: the trial boot did not fail in the stub"
+vm_wait "$log" 900
+say "boot 3-failed: $((EPOCHSECONDS - start)) s (both boots)"
+expect_boot "$version" absent "$stock/vmlinuz-$version" default
+expect_step_ok
+expect_output "^journal: kpack-kernel-hook: $version: trial boot failed \\(this boot is $version, stock\\)"
+expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: failed; default: stock$"
+! step_output | grep -q '^grubenv: next_entry=kpack' || fail "3-failed: next_entry still armed"
+
+if [[ $scenario == full ]]; then
+    # ---- 4: a second kernel version is installed: packed, on trial ----------------------------------
+    source "$here/../boot/fixture.sh"
+    boot_fixture "$build/boot" 6.12
+    deb612=$(dirname "$(dirname "$vmlinuz")").deb
+    [[ -s $deb612 ]] || fail "$deb612: the 6.12 kernel package is missing (boot.fetch.6.12)"
+    version612=$(dpkg-deb -f "$deb612" Package | sed 's/^linux-image-//')
+    dir=$(step_dir 4-install-kernel)
+    cp "$deb612" "$dir/kernel.deb"
+    cat > "$dir/step.sh" <<EOF
+dpkg -i ./kernel.deb
+$report_step
+EOF
+    boot 4-install-kernel
+    expect_boot "$version" absent "$stock/vmlinuz-$version" default
+    expect_step_ok
+    expect_output "kpack-kernel-hook: $version612: packed /boot/vmlinuz-$version612 "
+    expect_output "^status: $version612: kpack image \\(stock in $stock/vmlinuz-$version612\\); trial: pending; next boot: packed, on trial; default: stock$"
+
+    # ---- 5: its trial passes; kpack is purged ---------------------------------------------------------
+    dir=$(step_dir 5-purge)
+    cat > "$dir/step.sh" <<EOF
+kpack stats > /dev/null && echo "stats: record present"
+journalctl -b -u kpack-trial.service -o cat --no-pager | sed 's/^/journal: /'
+$report_step
+apt-get purge -y kpack
+for package in linux-image-$version linux-image-$version612; do
+    [ -z "\$(dpkg --verify \$package)" ] && echo "verify: \$package unchanged"
+done
+[ -e /boot/kpack ] || echo "gone: /boot/kpack"
+grep -c kpack /boot/grub/grub.cfg | sed 's/^/grub.cfg kpack lines: /'
+grub-editenv /boot/grub/grubenv list | sed 's/^/grubenv: /'
+EOF
+    boot 5-purge
+    expect_boot "$version612" present "/boot/vmlinuz-$version612" trial
+    expect_step_ok
+    expect_output "^journal: kpack-kernel-hook: $version612: trial boot passed"
+    expect_output "^status: $version612: kpack image \\(stock in $stock/vmlinuz-$version612\\); trial: passed; default: packed$"
+    expect_output "^verify: linux-image-$version unchanged$"
+    expect_output "^verify: linux-image-$version612 unchanged$"
+    expect_output "^gone: /boot/kpack$"
+    expect_output "^grub.cfg kpack lines: 0$"
+    ! step_output | grep -q '^grubenv: .*kpack' || fail "5-purge: grubenv still holds kpack's entries"
+
+    # ---- 6: stock, the newest kernel -------------------------------------------------------------
+    dir=$(step_dir 6-stock)
+    echo 'command -v kpack || echo "kpack: not installed"' > "$dir/step.sh"
+    boot 6-stock
+    expect_boot "$version612" absent "/boot/vmlinuz-$version612" default
+    expect_step_ok
+    expect_output "^kpack: not installed$"
+fi
+
+say "PASS ($((EPOCHSECONDS - started)) s)"
+rm -f "$work/disk.img"
