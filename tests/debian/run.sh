@@ -3,9 +3,10 @@
 # disk, GRUB in its MBR, the cloud kernel) booted again and again in QEMU through its own boot
 # loader (no -kernel), with the kpack package built by scripts/build-deb.sh installed inside it.
 #
-# Each boot, the image's agent prints on the serial console which kernel booted (uname -r), whether
-# kpack's run record is in setup_data and the command line GRUB gave it, runs the step this script
-# put on a second disk, then powers off. Every assertion is on those values: the kernel version,
+# Each boot, the image's agent prints on the second serial port which kernel booted (uname -r),
+# whether kpack's run record is in setup_data and the command line GRUB gave it, runs the step this
+# script put on a second disk, then powers off; the first serial port is the console (GRUB, the
+# stub, the kernel). Every assertion is on those values: the kernel version,
 # the record present or absent, the entry (BOOT_IMAGE, kpack.trial) and what kpack-kernel-hook
 # status and GRUB's environment say, never on a log line alone.
 #
@@ -38,7 +39,7 @@ deb=$(ls "$deb_dir"/kpack_*_amd64.deb 2> /dev/null | head -n1)
 [[ -n $deb ]] || fail "no kpack_*_amd64.deb in $deb_dir (package.build)"
 
 started=$EPOCHSECONDS
-image_dir=$("$here/make-image.sh")
+image_dir=$("$here/make-image.sh" bios)
 # shellcheck disable=SC1091
 source "$image_dir/image.env"
 say "image: $image_dir/disk.img, kernel $KERNEL_VERSION, built in $BUILD_SECONDS s, $((SIZE_BYTES / 1048576)) MiB of data ($((EPOCHSECONDS - started)) s to get it now)"
@@ -54,37 +55,39 @@ cp --sparse=always "$image_dir/disk.img" "$work/disk.img"
 # step NAME: a directory for the files and step.sh of boot NAME; step.sh is written by the caller.
 step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }
 
-# vm_run LOG TIMEOUT: one QEMU process on the disk and this boot's step disk, until it exits (the
-# agent powers off). No -no-reboot: a guest reset reboots in the same process, as a machine would.
-# Sets $vm_pid; the caller waits.
+# vm_start NAME: one QEMU process on the disk and boot NAME's step disk; the console goes to
+# NAME.console.log ($console), the agent's port to NAME.agent.log ($log). No -no-reboot: a guest
+# reset reboots in the same process, as a machine would. Sets $vm_pid; vm_wait waits for the exit
+# (the agent powers off).
 vm_start() {
-    local log=$1 ctl=$2
+    console=$work/$1.console.log log=$work/$1.agent.log
+    : > "$console"
     : > "$log"
-    qemu-system-x86_64 -m 1024 -display none -monitor none -serial "file:$log" -nic none \
+    qemu-system-x86_64 -m 1024 -display none -monitor none -nic none \
+        -serial "file:$console" -serial "file:$log" \
         -drive "file=$work/disk.img,format=raw,if=virtio" \
-        -drive "file=$ctl,format=raw,if=virtio,readonly=on" 2> "$log.qemu-stderr" &
+        -drive "file=$work/$1.tar,format=raw,if=virtio,readonly=on" 2> "$console.qemu-stderr" &
     vm_pid=$!
 }
 vm_wait() {
-    local log=$1 timeout=$2 start=$EPOCHSECONDS
+    local timeout=$1 start=$EPOCHSECONDS
     while kill -0 "$vm_pid" 2> /dev/null; do
         if (( EPOCHSECONDS - start > timeout )); then
             kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
-            tail -n 30 "$log" >&2
-            fail "$(basename "$log"): no power-off within $timeout s"
+            tail -n 30 "$console" >&2
+            fail "$(basename "$console"): no power-off within $timeout s"
         fi
         sleep 2
     done
-    wait "$vm_pid" || fail "$(basename "$log"): QEMU failed: $(cat "$log.qemu-stderr")"
+    wait "$vm_pid" || fail "$(basename "$console"): QEMU failed: $(cat "$console.qemu-stderr")"
 }
 
-# boot NAME: pack NAME.step into a tar disk, boot, wait for the power-off; $log is the serial log.
+# boot NAME: pack NAME.step into a tar disk, boot, wait for the power-off.
 boot() {
     local name=$1 start=$EPOCHSECONDS
     tar -cf "$work/$name.tar" -C "$work/$name.step" .
-    log=$work/$name.serial.log
-    vm_start "$log" "$work/$name.tar"
-    vm_wait "$log" 900
+    vm_start "$name"
+    vm_wait 900
     say "boot $name: $((EPOCHSECONDS - start)) s"
 }
 
@@ -93,7 +96,7 @@ boot() {
 report() {
     booted=$(grep -a '^KPACK-TEST: booted ' "$log" | tail -n1 | tr -d '\r')
     cmdline=$(grep -a '^KPACK-TEST: cmdline ' "$log" | tail -n1 | tr -d '\r')
-    [[ -n $booted ]] || { tail -n 40 "$log" >&2; fail "$(basename "$log"): the agent never reported (no userspace?)"; }
+    [[ -n $booted ]] || { tail -n 40 "$console" >&2; fail "$(basename "$log"): the agent never reported (no userspace?)"; }
     step_status=$(grep -a '^KPACK-TEST: step end status=' "$log" | tail -n1 | tr -d '\r' | sed 's/.*status=//')
     say "$booted"
 }
@@ -193,34 +196,34 @@ journalctl -b -u kpack-trial.service -o cat --no-pager | sed 's/^/journal: /'
 $report_step
 EOF
 tar -cf "$work/3-failed.tar" -C "$dir" .
-log=$work/3-failed.serial.log
 start=$EPOCHSECONDS
-vm_start "$log" "$work/3-failed.tar"
+vm_start 3-failed
 # Wait for the stub's error; then either GRUB loads a kernel again (the stub reset the machine) or,
 # after 30 s of nothing, the harness pulls the plug and powers on again.
-how=
+how= error_at=
 while kill -0 "$vm_pid" 2> /dev/null; do
-    (( EPOCHSECONDS - start < 600 )) || { kill "$vm_pid"; tail -n 30 "$log" >&2; fail "3-failed: neither the stub's error nor a boot within 600 s"; }
+    (( EPOCHSECONDS - start < 600 )) || { kill "$vm_pid"; tail -n 30 "$console" >&2; fail "3-failed: neither the stub's error nor a boot within 600 s"; }
     if grep -aq '^KPACK-TEST: booted ' "$log"; then break; fi
-    if grep -aq 'kpack: error' "$log"; then
+    if grep -aq 'kpack: error' "$console"; then
         error_at=${error_at:-$EPOCHSECONDS}
-        loads=$(sed -n '/kpack: error/,$p' "$log" | grep -ac 'Loading Linux' || true)
-        if (( loads > 0 )); then how="the stub reset the machine (panic=5)"; break; fi
+        loads=$(sed -n '/kpack: error/,$p' "$console" | grep -ac 'Loading Linux' || true)
+        if (( loads > 0 )); then how="the stub reset the machine (panic=5 on the trial entry)"; break; fi
         if (( EPOCHSECONDS - error_at >= 30 )); then
-            how="the stub halted; the harness power-cycled the machine 30 s after its error"
+            how="the stub halted; the harness power-cycled the machine 30 s after its error line"
             kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
-            mv "$log" "$work/3-failed.halted.log"
-            vm_start "$log" "$work/3-failed.tar"
+            mv "$console" "$work/3-failed.halted.console.log"
+            vm_start 3-failed
             break
         fi
     fi
     sleep 2
 done
-grep -aq 'kpack: error' "$log" "$work/3-failed.halted.log" 2> /dev/null || fail "3-failed: the damaged image did not stop in the stub with an error"
-say "3-failed: $(grep -ah 'kpack: error' "$log" "$work/3-failed.halted.log" 2> /dev/null | head -n1 | tr -d '\r')"
+stub_error=$(cat "$work/3-failed.halted.console.log" "$console" 2> /dev/null | grep -a 'kpack: error' | head -n1 | tr -d '\r' || true)
+[[ -n $stub_error ]] || fail "3-failed: the damaged image did not stop in the stub with an error line"
+say "3-failed: $stub_error"
 say "3-failed: ${how:-booted on without a stub error}"
 [[ -n $how ]] || fail "3-failed: the trial boot did not fail in the stub"
-vm_wait "$log" 900
+vm_wait 900
 say "boot 3-failed: $((EPOCHSECONDS - start)) s (both boots)"
 expect_boot "$version" absent "$stock/vmlinuz-$version" default
 expect_step_ok

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# trial.sh BUILD_DIR — the kernel hook's trial boots with GRUB, state by state, in a staging root
-# (never the machine's own /boot or /etc): kpack installed as hook.sh installs it, Debian's kernel
+# trial.sh BUILD_DIR grub|systemd-boot — the kernel hook's trial boots, state by state, in a staging
+# root (never the machine's own /boot or /etc).
+#
+# grub: kpack installed as hook.sh installs it, Debian's kernel
 # package unpacked, an older and a newer kernel beside it (the same kernel under other versions'
 # names), a GRUB menu made by the real /etc/grub.d/00_header and 10_linux and the root's own
 # /etc/grub.d/11_kpack with /etc/default/grub and the root's /etc/default/grub.d/kpack.cfg (what
@@ -28,18 +30,38 @@
 #   restored  KPACK_HOOK=no and sync: every kernel stock, no kpack entry or setting left in GRUB
 #   purged    on again, then kpack's removal (restore, the hook program gone, the menu made again):
 #             every kernel stock, GRUB_DEFAULT back to 0, nothing of kpack in grub.cfg or grubenv
+#
+# systemd-boot: the same root with systemd's kernel-install (layout bls, /etc/kernel/tries 1) and
+# its plugins 90-loaderentry and kpack's 91-kpack into an ESP directory; the entries' order and
+# default read by systemd-boot's own bootctl (Debian's systemd-boot package, unpacked from its .deb
+# into the cache, run in a private mount namespace where the ESP directory is a mount point, as
+# bootctl requires). A boot is played as systemd-boot plays it (the entry's counter renamed +0-1,
+# LoaderBootCountPath set) and systemd-bless-boot after it (renamed good, if kpack-trial.service,
+# `kpack-kernel-hook boot`, succeeded).
+#   packed, pending   KPACK_HOOK=yes, kernel-install add: the entry's kernel is packed, its entry
+#             counted (+1) with panic=5 kpack.trial, a stock entry (linux-stock, the stock kernel)
+#             beside it; bootctl: the packed entry is the default, the stock one next
+#   failed    the trial boot has no run record: the boot check fails (no blessing); bootctl: the
+#             stock entry is the default, the packed one last
+#   pending   kernel-install add again: one counted entry, the bad one gone
+#   passed    the trial boot has the record: the check passes and drops panic=5 kpack.trial; after
+#             the blessing the packed entry is the default, uncounted, the stock one next
+#   restored  KPACK_HOOK=no, kernel-install add: the entry's kernel stock, no stock entry
+#   purged    on again, then kpack's removal (restore; the plugin gone): every entry's kernel stock,
+#             no stock entry, no trial options
 set -euo pipefail
 
-[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
-build=$(realpath "$1")
+[[ $# -eq 2 ]] || { echo "usage: $0 BUILD_DIR grub|systemd-boot" >&2; exit 2; }
+build=$(realpath "$1") case=$2
+case $case in grub|systemd-boot) ;; *) echo "trial.sh: unknown case '$case'" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../boot/fixture.sh"
 boot_fixture "$build/boot"
 
-fail() { echo "trial.sh: FAIL: $*" >&2; exit 1; }
-step() { echo "trial.sh: --- $*"; }
+fail() { echo "trial.sh ($case): FAIL: $*" >&2; exit 1; }
+step() { echo "trial.sh ($case): --- $*"; }
 
-work=$build/install/trial
+work=$build/install/trial-$case
 rm -rf "$work"
 mkdir -p "$work"
 stage=$work/root
@@ -62,6 +84,14 @@ add_kernel() {
     cp -p "$initrd" "$stage/boot/initrd.img-$1"
 }
 add_kernel "$old"
+is_kpack_image() { "$stage/usr/bin/kpack" info "$1" | head -n1 | grep -q ': kpack image, '; }
+
+if [[ $case == systemd-boot ]]; then
+    source "$here/systemd-boot.sh"
+    echo "trial.sh ($case): PASS"
+    rm -rf "$stage"
+    exit 0
+fi
 
 export KPACK_ROOT=$stage KPACK_BIN=$stage/usr/bin/kpack KPACK_HOOK_PROGRAM=$stage/usr/sbin/kpack-kernel-hook
 export KPACK_EFIVARS=$work/efivars KPACK_UPDATE_GRUB=$work/update-grub
@@ -167,7 +197,6 @@ fallback_boot() {
 
 # expect_linux WHAT LINE FILE [ARGS...]: the linux line LINE loads FILE (a path on the root) with
 # ARGS among its words; FILE is stock when stock, a kpack image when packed.
-is_kpack_image() { "$KPACK_BIN" info "$1" | head -n1 | grep -q ': kpack image, '; }
 expect_linux() {
     local what=$1 line=$2 file=$3 kind=$4; shift 4
     [[ ${line%% *} == "$file" ]] || fail "$what boots '${line%% *}', not $file"
@@ -192,7 +221,7 @@ stock_entry() {
         break
     done < <(entries)
     [[ -n $found ]] || fail "no menu entry boots a stock kernel"
-    echo "trial.sh: a stock entry: $found"
+    echo "trial.sh ($case): a stock entry: $found"
 }
 status_of() { "$hook" status | grep "^$1: " || fail "status lists no $1"; }
 expect_status() {
@@ -319,5 +348,5 @@ grep -q '^   set default="0"$' "$grubcfg" || fail "GRUB_DEFAULT is not back to 0
 expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$new" stock
 stock_entry
 
-echo "trial.sh: PASS"
+echo "trial.sh ($case): PASS"
 rm -rf "$stage"
