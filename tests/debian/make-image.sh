@@ -26,9 +26,10 @@
 # command line, then runs step.sh from the tar archive on the second disk (/dev/vdb), if there is
 # one, and powers off.
 #
-# Cached in ${KPACK_CACHE:-$HOME/.cache/kpack}/debian-image/KEY/, KEY a hash of the variant, its
-# package list, the apt sources and every file the build puts into the image; built once under a
-# lock and reused until one of them changes. --key prints KEY only.
+# Cached in ${KPACK_CACHE:-$HOME/.cache/kpack}/debian-image/VARIANT-KEY/, KEY a hash of the
+# variant, its package list, the apt sources, every file the build puts into the image and the
+# variant's layout version below (bump it when the way the disk is made changes); built once under
+# a lock and reused until one of them changes. --key prints VARIANT-KEY only.
 set -euo pipefail
 
 print_key=
@@ -41,8 +42,8 @@ die() { say "$*"; exit 1; }
 
 packages=(systemd-sysv udev kmod e2fsprogs initramfs-tools linux-image-cloud-amd64)
 case $variant in
-    bios) packages+=(grub-pc-bin grub2-common) ;;
-    uefi) packages+=(systemd-boot systemd-boot-efi dosfstools) ;;
+    bios) packages+=(grub-pc-bin grub2-common) layout=1 ;;
+    uefi) packages+=(systemd-boot systemd-boot-efi dosfstools) layout=1 ;;
 esac
 # Fixed identities: the key must not depend on a random draw, and the tests read them back.
 root_uuid=6b70616b-0000-4000-8000-0000000000$([[ $variant == bios ]] && echo 01 || echo 02)
@@ -171,8 +172,8 @@ EOF
 fi
 chmod +x "$files/customize.sh"
 
-key=$( { echo "$variant"; printf '%s\n' "${packages[@]}" "$sources"; cat "$files"/*;
-         sed -n '/^# ---- the disk/,$p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)
+key=$( { echo "$variant layout $layout"; printf '%s\n' "${packages[@]}" "$sources"; cat "$files"/*; } \
+      | sha256sum | cut -c1-16)
 [[ -n $print_key ]] && { echo "$variant-$key"; exit 0; }
 dir=$cache/$variant-$key
 mkdir -p "$cache"
@@ -198,7 +199,7 @@ mkdir -p "$work"
 rootfs=$work/rootfs
 cp "$files"/* "$work/"
 
-# ---- the disk (everything below is hashed into the key too) -------------------------------------
+# ---- the disk (a change here wants the variant's layout version bumped) -------------------------
 
 say "mmdebstrap: ${packages[*]}"
 mapfile -t mirrors <<< "$sources"
@@ -225,7 +226,7 @@ else
         "start=$((root_start_mib * 2048)), size=$((root_mib * 2048)), type=L, name=root" \
         | sfdisk --quiet --label gpt "$disk" || die "sfdisk $disk failed"
     mkfs.vfat -F 32 -n ESP -i "$esp_id" -C "$work/esp.vfat" $((esp_mib * 1024)) > /dev/null || die "mkfs.vfat failed"
-    mcopy -s -b -i "$work/esp.vfat" "$rootfs/boot/efi/"* ::/ || die "mcopy into the ESP failed"
+    mcopy -s -i "$work/esp.vfat" "$rootfs/boot/efi/"* ::/ || die "mcopy into the ESP failed"
     dd if="$work/esp.vfat" of="$disk" bs=1M seek=1 conv=notrunc,sparse status=none
     rm -rf "$work/esp.vfat" "$rootfs/boot/efi/"*
 fi
