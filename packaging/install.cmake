@@ -24,3 +24,8 @@ install(PROGRAMS ${hooks}/postinst.d/zz-kpack DESTINATION /etc/kernel/postinst.d
 install(PROGRAMS ${hooks}/postrm.d/zz-kpack DESTINATION /etc/kernel/postrm.d ${component})
 install(FILES ${hooks}/default-kpack DESTINATION /etc/default RENAME kpack ${component})
 install(PROGRAMS ${hooks}/91-kpack.install DESTINATION /usr/lib/kernel/install.d ${component})
+# GRUB: the stock kernels' and trial boots' entries (update-grub runs /etc/grub.d/*), GRUB_DEFAULT=saved
+# while the hook is on (/etc/default/grub.d/*.cfg), and the unit that settles trial boots.
+install(PROGRAMS ${hooks}/grub.d/11_kpack DESTINATION /etc/grub.d ${component})
+install(FILES ${hooks}/grub-default-kpack.cfg DESTINATION /etc/default/grub.d RENAME kpack.cfg ${component})
+install(FILES ${hooks}/kpack-trial.service DESTINATION /lib/systemd/system ${component})

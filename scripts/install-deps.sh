@@ -20,6 +20,8 @@ pkgs=(
     python3                                            # bad-input tests: malformed ELF generator
     debhelper lintian                                  # the Debian package (scripts/build-deb.sh) and its check
     bash-completion man-db systemd                     # install tests: completion loader, man -l, kernel-install
+    grub2-common                                       #   trial boots (tests/install/trial.sh): grub-reboot, grub-editenv's caller
+    mmdebstrap fdisk e2fsprogs                         # the Debian system image (tests/debian): root, partitions (sfdisk), mke2fs -d
     linux-source-6.1 bc flex bison libelf-dev libssl-dev  # relocs test: builds a tinyconfig kernel (tests/relocs)
 )
 

@@ -36,20 +36,30 @@ for src in zlib lz4 libzstd xz-utils; do
     names "$built_using" | grep -qxF "$src" || fail "Built-Using lacks $src: $built_using"
 done
 conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles)
-for f in /etc/default/kpack /etc/kernel/postinst.d/zz-kpack /etc/kernel/postrm.d/zz-kpack; do
+for f in /etc/default/kpack /etc/kernel/postinst.d/zz-kpack /etc/kernel/postrm.d/zz-kpack /etc/grub.d/11_kpack \
+         /etc/default/grub.d/kpack.cfg; do
     grep -qx "$f" <<< "$conffiles" || fail "$f is not a conffile"
 done
-for script in postinst prerm; do
+for script in postinst prerm postrm; do
     dpkg-deb --ctrl-tarfile "$deb" | tar -tf - "./$script" > /dev/null 2>&1 || fail "no $script maintainer script"
 done
+
+# kpack-trial.service is enabled at installation (dh_installsystemd) but not started: it settles
+# the trial boot of the boot it runs in, not of an installation.
+postinst=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./postinst)
+grep -q 'deb-systemd-helper .*enable .*kpack-trial.service' <<< "$postinst" || fail "postinst does not enable kpack-trial.service"
+! grep -q 'deb-systemd-invoke .*start .*kpack-trial.service' <<< "$postinst" || fail "postinst starts kpack-trial.service"
 
 # ---- contents: exactly these files (directories aside) ----
 dpkg-deb --contents "$deb" | tee "$work/contents.txt"
 awk '$1 !~ /^d/ { print $6 }' "$work/contents.txt" | sed 's#^\./#/#' | LC_ALL=C sort > "$work/files.txt"
 cat > "$work/expected.txt" <<'LIST'
+/etc/default/grub.d/kpack.cfg
 /etc/default/kpack
+/etc/grub.d/11_kpack
 /etc/kernel/postinst.d/zz-kpack
 /etc/kernel/postrm.d/zz-kpack
+/lib/systemd/system/kpack-trial.service
 /usr/bin/kpack
 /usr/lib/kernel/install.d/91-kpack.install
 /usr/sbin/kpack-kernel-hook

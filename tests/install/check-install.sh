@@ -27,10 +27,11 @@ expect default "$prefix" bin/kpack share/bash-completion/completions/kpack share
 # The hooks' component, as the Debian package installs it (prefix /usr: /etc stays /etc).
 DESTDIR=$work/hooks cmake --install "$build" --prefix /usr --component kernel-hooks > "$work/hooks.log"
 expect kernel-hooks "$work/hooks" \
-    etc/default/kpack etc/kernel/postinst.d/zz-kpack etc/kernel/postrm.d/zz-kpack \
+    etc/default/grub.d/kpack.cfg etc/default/kpack etc/grub.d/11_kpack etc/kernel/postinst.d/zz-kpack \
+    etc/kernel/postrm.d/zz-kpack lib/systemd/system/kpack-trial.service \
     usr/lib/kernel/install.d/91-kpack.install usr/sbin/kpack-kernel-hook usr/share/man/man8/kpack-kernel-hook.8
 for f in usr/sbin/kpack-kernel-hook etc/kernel/postinst.d/zz-kpack etc/kernel/postrm.d/zz-kpack \
-         usr/lib/kernel/install.d/91-kpack.install; do
+         usr/lib/kernel/install.d/91-kpack.install etc/grub.d/11_kpack; do
     [[ -x $work/hooks/$f ]] || fail "$f is not executable"
 done
 
