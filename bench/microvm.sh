@@ -19,7 +19,9 @@
 #      OUT/smp-elf-MACHINE.tsv (bench/smp.sh's columns).
 #
 # Expects OUT/TAG/{pvh,stock,elf-raw,elf-lz4,elf-zstd}.img and OUT/initramfs.cpio.gz (bench/run.sh
-# makes them). KPACK_MICROVM_STEPS (default "boot mem smp") picks the steps.
+# makes them). KPACK_MICROVM_STEPS (default "boot smp mem") picks the steps; KPACK_MICROVM_MEM_TIMEOUT (default 400)
+# bounds a bisection boot in seconds (a boot that ran out of RAM mostly ends at once, by a panic or a
+# halt line).
 set -euo pipefail
 
 [[ $# -ge 5 ]] || { echo "usage: $0 OUT RUNS KASLR_RUNS SMP_ROUNDS TAG..." >&2; exit 2; }
@@ -30,7 +32,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 qemu=${QEMU:-qemu-system-x86_64}
 initrd=$out/initramfs.cpio.gz
 lock=/tmp/kpack-qemu.lock
-steps=" ${KPACK_MICROVM_STEPS:-boot mem smp} "
+steps=" ${KPACK_MICROVM_STEPS:-boot smp mem} "
 
 machine_args() {  # MACHINE -> the QEMU options and extra kernel words of that machine
     case $1 in
@@ -92,6 +94,13 @@ if [[ $steps == *" boot "* ]]; then
     done
 fi
 
+if [[ $steps == *" smp "* ]]; then
+    for machine in ${KPACK_MICROVM_SMP_MACHINES:-microvm pc}; do
+        KPACK_SMP_MACHINE=$machine KPACK_SMP_CODECS=elf-lz4 KPACK_SMP_NAME=smp-elf-$machine \
+            "$here/smp.sh" "$out" "$smp_rounds" "${tags[@]}"
+    done
+fi
+
 if [[ $steps == *" mem "* ]]; then
     : > "$out/microvm-mem.tsv"
     for tag in "${tags[@]}"; do
@@ -102,7 +111,7 @@ if [[ $steps == *" mem "* ]]; then
                 { echo "microvm.sh: $tag/$image does not boot in 512 MiB; see $out/$tag/$image.mem512.log" >&2; exit 1; }
             while ((hi - lo > 1)); do
                 mid=$(((lo + hi) / 2)) mib=$((64 + 8 * ((lo + hi) / 2)))
-                if boot "$out/$tag/$image.mem$mib.log" "${KPACK_MICROVM_MEM_TIMEOUT:-150}" "${mib}M" "$out/$tag/$image.img" ""; then
+                if boot "$out/$tag/$image.mem$mib.log" "${KPACK_MICROVM_MEM_TIMEOUT:-400}" "${mib}M" "$out/$tag/$image.img" ""; then
                     hi=$mid
                 else
                     lo=$mid
@@ -111,12 +120,5 @@ if [[ $steps == *" mem "* ]]; then
             done
             printf '%s\t%s\t%d\n' "$tag" "$image" $((64 + 8 * hi)) >> "$out/microvm-mem.tsv"
         done
-    done
-fi
-
-if [[ $steps == *" smp "* ]]; then
-    for machine in ${KPACK_MICROVM_SMP_MACHINES:-microvm pc}; do
-        KPACK_SMP_MACHINE=$machine KPACK_SMP_CODECS=elf-lz4 KPACK_SMP_NAME=smp-elf-$machine \
-            "$here/smp.sh" "$out" "$smp_rounds" "${tags[@]}"
     done
 fi
