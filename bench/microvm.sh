@@ -11,17 +11,17 @@
 #      so RUNS boots per figure; but KASLR's draw mixes in RDTSC, so the KASLR figures (stock's and
 #      kpack's) take KASLR_RUNS boots each. Writes OUT/microvm.tsv: TAG MACHINE IMAGE SETTING RUN TSC
 #      and the logs OUT/TAG/IMAGE.mvm-MACHINE-SETTING.RUN.log (kpack.debug on every command line).
-#   2. The smallest -m (MiB) each image boots in on `-M pc`, -icount, by bisection over 64..512 MiB in
-#      8 MiB steps (512 must boot; a boot that fails at N is taken to fail below N). Writes
-#      OUT/microvm-mem.tsv: TAG IMAGE MIB (MIB 64 also when it boots in less).
-#   3. The decode on every CPU: bench/smp.sh with the lz4 ELF on each machine of
+#   2. The decode on every CPU: bench/smp.sh with the lz4 ELF on each machine of
 #      KPACK_MICROVM_SMP_MACHINES (default "microvm pc"), SMP_ROUNDS interleaved rounds; writes
 #      OUT/smp-elf-MACHINE.tsv (bench/smp.sh's columns).
+#   3. The smallest -m (MiB) each image boots in on `-M pc`, -icount, by bisection over 64..512 MiB in
+#      8 MiB steps (512 must boot; a boot that fails at N is taken to fail below N). Writes
+#      OUT/microvm-mem.tsv: TAG IMAGE MIB (MIB 64 also when it boots in less).
 #
 # Expects OUT/TAG/{pvh,stock,elf-raw,elf-lz4,elf-zstd}.img and OUT/initramfs.cpio.gz (bench/run.sh
-# makes them). KPACK_MICROVM_STEPS (default "boot smp mem") picks the steps; KPACK_MICROVM_MEM_TIMEOUT (default 400)
-# bounds a bisection boot in seconds (a boot that ran out of RAM mostly ends at once, by a panic or a
-# halt line).
+# makes them). KPACK_MICROVM_STEPS (default "boot smp mem") picks the steps;
+# KPACK_MICROVM_MEM_TIMEOUT (default 400) bounds a bisection boot in seconds (a boot that ran out of
+# RAM mostly ends at once, on a panic or a halt line).
 set -euo pipefail
 
 [[ $# -ge 5 ]] || { echo "usage: $0 OUT RUNS KASLR_RUNS SMP_ROUNDS TAG..." >&2; exit 2; }
