@@ -498,11 +498,16 @@ def microvm(r):
     med = {k: statistics.median(v) for k, v in values.items()}
     n = {k: len(v) for k, v in values.items()}
     runs = {s: sorted({len(v) for k, v in values.items() if k[3] == s}) for s in ("pvh", "nokaslr", "kaslr")}
+    spread = max((max(v) - min(v) for k, v in values.items() if k[3] == "kaslr"), default=0)
     r.say("-icount repeats a boot exactly, so the PVH and `nokaslr` figures are one boot each "
-          f"(n = {'/'.join(map(str, sorted(set(runs['pvh'] + runs['nokaslr']))))}); KASLR's draw mixes in RDTSC, so a "
-          "KASLR boot's path (and its count) varies a little with the draw: those figures (stock's and kpack's) "
-          f"are the median of n = {'/'.join(map(str, runs['kaslr']))} boots. Ratio columns: time kpack / time "
-          "reference (below 1 = kpack faster); pre-kernel cost = `/init` minus PVH's.")
+          f"(n = {'/'.join(map(str, sorted(set(runs['pvh'] + runs['nokaslr']))))}). KASLR's draw mixes in the "
+          "TSC, so a KASLR figure (stock's and kpack's) is the median of "
+          f"n = {'/'.join(map(str, runs['kaslr']))} boots; "
+          + (f"the widest spread among them was {spread / 1e6:.2f} M instructions. " if spread else
+             "here every KASLR image's boots gave the same count (qemu64 has no RDRAND and under -icount the "
+             "TSC the draw reads is itself an instruction count, so each boot drew the same slot). ")
+          + "Ratio columns: time kpack / time reference (below 1 = kpack faster); pre-kernel cost = `/init` "
+          "minus PVH's.")
     for tag in tags_of(rows):
         r.add(f"### {kernel_name(d, tag)}: instructions to /init", "")
         table_rows = []
