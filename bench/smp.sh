@@ -35,9 +35,9 @@ if [[ ${KPACK_SMP_FIRMWARE:-seabios} == ovmf ]]; then
     [[ -f $ovmf ]] || { echo "smp.sh: no OVMF at $ovmf (package ovmf)" >&2; exit 77; }
     firmware=(-bios "$ovmf") tsv=$out/smp-ovmf.tsv
 fi
-series=smp${firmware:+-ovmf} machine=() words=
+series=smp${firmware:+-ovmf} machine=() machine_words=
 if [[ ${KPACK_SMP_MACHINE:-pc} == microvm ]]; then
-    machine=(-M microvm,acpi=on) words=tsc_early_khz=2300000
+    machine=(-M microvm,acpi=on) machine_words=tsc_early_khz=2300000
 fi
 if [[ -n ${KPACK_SMP_NAME:-} ]]; then series=$KPACK_SMP_NAME tsv=$out/$KPACK_SMP_NAME.tsv; fi
 
@@ -71,7 +71,7 @@ boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES"
     local log=$out/$1/$2.$series.log
     run "$log" "${firmware[@]}" "${machine[@]}" -mem-prealloc -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
         -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" \
-        -append "console=ttyS0 panic=-1 kpack.debug $words $3"
+        -append "console=ttyS0 panic=-1 kpack.debug $machine_words $3"
     grep -a -q KPACK_INIT_OK "$log" || { echo "smp.sh: $1/$2 ($3) did not reach /init; see $log" >&2; return 1; }
     local cycles helpers
     cycles=$(grep -a -o 'kpack: segments bytes=[0-9]* cycles=[0-9]*' "$log" | head -n1 | sed 's/.*cycles=//')
