@@ -17,7 +17,7 @@ IMAGES = ["pvh", "stock", "raw", "gzip", "lz4", "zstd", "xz"]
 STOCK_CODEC = {"6.1": "lz4", "6.12": "zstd", "generic": "xz"}
 SCRIPT = {"images": "bench/run.sh", "legacy": "bench/guest.sh", "efi": "bench/efi.sh", "smp": "bench/smp.sh",
           "host": "build/bench/kpack_host_bench", "pack": "bench/pack_time.sh", "kaslr": "bench/kaslr.sh",
-          "xz": "bench/xz.sh", "setup": "bench/setup.sh"}
+          "xz": "bench/xz.sh", "setup": "bench/setup.sh", "microvm": "bench/microvm.sh"}
 
 
 class Data:
@@ -476,6 +476,154 @@ def setup(r):
     r.add(*table(["kernel", "boots", "stub started at", "raw: /init", "PVH: /init", "raw − PVH"], rows))
 
 
+ELF_IMAGES = ["elf-raw", "elf-lz4", "elf-zstd"]
+MACHINES = {"pc": "`-M pc` (SeaBIOS; PVH option ROM)", "microvm": "`-M microvm,acpi=on`"}
+
+
+def microvm(r):
+    d = r.data
+    if not r.section("Direct-boot ELF (`kpack --elf`): `-M pc` and `-M microvm`", "microvm",
+                     "kpack's ELF output (`kpack --elf --CODEC STOCK_BZIMAGE`: the PVH entry, the way Firecracker, "
+                     "Cloud Hypervisor and QEMU's `microvm` boot a kernel) booted by QEMU `-kernel` on one CPU, "
+                     "qemu64, `-icount shift=0,sleep=off`: the TSC at `/init` in M guest instructions, against the "
+                     "vmlinux's own PVH boot (the floor: no decompressor, no KASLR) and the stock bzImage "
+                     "`-kernel`. On microvm the command line also has `tsc_early_khz=2300000` (that kernel cannot "
+                     "calibrate the TSC under TCG otherwise) and QEMU is stopped at the `/init` marker (microvm's "
+                     "power-off does not end it)."):
+        return
+    rows = d.rows("microvm.tsv")
+    values = defaultdict(list)
+    for tag, machine, image, setting, _, tsc in rows:
+        values[tag, machine, image, setting].append(int(tsc))
+    med = {k: statistics.median(v) for k, v in values.items()}
+    n = {k: len(v) for k, v in values.items()}
+    runs = {s: sorted({len(v) for k, v in values.items() if k[3] == s}) for s in ("pvh", "nokaslr", "kaslr")}
+    spread = max((max(v) - min(v) for k, v in values.items() if k[3] == "kaslr"), default=0)
+    r.say("-icount repeats a boot exactly, so the PVH and `nokaslr` figures are one boot each "
+          f"(n = {'/'.join(map(str, sorted(set(runs['pvh'] + runs['nokaslr']))))}). KASLR's draw mixes in the "
+          "TSC, so a KASLR figure (stock's and kpack's) is the median of "
+          f"n = {'/'.join(map(str, runs['kaslr']))} boots; "
+          + (f"the widest spread among them was {spread / 1e6:.2f} M instructions. " if spread else
+             "here every KASLR image's boots gave the same count (qemu64 has no RDRAND and under -icount the "
+             "TSC the draw reads is itself an instruction count, so each boot drew the same slot). ")
+          + "Ratio columns: time kpack / time reference (below 1 = kpack faster); pre-kernel cost = `/init` "
+          "minus PVH's.")
+    for tag in tags_of(rows):
+        r.add(f"### {kernel_name(d, tag)}: instructions to /init", "")
+        table_rows = []
+        machines = [m for m in MACHINES if (tag, m, "pvh", "pvh") in med]
+        specs = [("pvh", "pvh"), ("stock", "kaslr")] + [(i, s) for i in ELF_IMAGES for s in ("nokaslr", "kaslr")]
+        for image, setting in specs:
+            label = {"pvh": "vmlinux PVH (floor)", "stock": "stock bzImage, KASLR"}.get(
+                image, f"kpack {image[4:]} ELF, {'KASLR' if setting == 'kaslr' else '`nokaslr`'}")
+            cells = [label]
+            for m in machines:
+                key = (tag, m, image, setting)
+                if key not in med:
+                    cells += ["–"] * 4
+                    continue
+                floor, stock = med[tag, m, "pvh", "pvh"], med.get((tag, m, "stock", "kaslr"))
+                cells += [n[key], mega(med[key]), mega(med[key] - floor, True),
+                          f"{med[key] / stock:.3f}" if stock and image != "stock" else "–"]
+            table_rows.append(cells)
+        header = ["image"]
+        for m in machines:
+            header += [f"{m}: n", f"{m}: /init (M)", f"{m}: pre-kernel cost (M)", f"{m}: /init / stock's"]
+        r.add(*table(header, table_rows))
+        r.say("KASLR's own cost: `/init` with KASLR minus `/init` with `nokaslr`, same image and machine "
+              "(for raw this is the relocation pass and the physical move; the median of the KASLR boots), M "
+              "instructions.")
+        kr = []
+        for image in ELF_IMAGES:
+            cells = [f"kpack {image[4:]} ELF"]
+            for m in machines:
+                on, off = med.get((tag, m, image, "kaslr")), med.get((tag, m, image, "nokaslr"))
+                cells.append(mega(on - off, True) if on is not None and off is not None else "–")
+            kr.append(cells)
+        r.add(*table(["image"] + [f"{m}: KASLR adds (M)" for m in machines], kr))
+        for m in machines:
+            key = (tag, m, "elf-raw", "nokaslr")
+            if key in med:
+                extra = med[key] - med[tag, m, "pvh", "pvh"]
+                r.targets.append((f"{tag}: {m}, kpack raw ELF with nokaslr within 2 M instructions of the PVH floor",
+                                  extra <= 2e6, f"{mega(extra, True)} M"))
+    microvm_sizes(r)
+    microvm_memory(r)
+    microvm_smp(r)
+
+
+def microvm_sizes(r):
+    d = r.data
+    size = {(row[0], row[1]): int(row[2]) for row in d.rows("sizes.tsv")}
+    rows = []
+    for tag in r.tags:
+        if any((tag, i) not in size for i in ["vmlinux", "stock"] + ELF_IMAGES):
+            continue
+        stock = size[tag, "stock"]
+        rows.append([tag, f"{size[tag, 'vmlinux']:,}", f"{stock:,}"] +
+                    [f"{size[tag, i]:,} ({size[tag, i] / stock:.3f})" for i in ELF_IMAGES] +
+                    [f"{size[tag, 'elf-raw'] / size[tag, 'vmlinux']:.3f}"])
+    if rows:
+        r.add("### File sizes", "")
+        r.say("Bytes of each file (n = 1: sizes do not vary). In parentheses: kpack ELF / stock bzImage "
+              "(below 1 = kpack smaller); the last column, raw ELF / vmlinux.")
+        r.add(*table(["kernel", "vmlinux", "stock bzImage", "raw ELF", "lz4 ELF", "zstd ELF", "raw ELF / vmlinux"],
+                     rows))
+
+
+def microvm_memory(r):
+    d = r.data
+    mem = {(t, i): int(m) for t, i, m in d.rows("microvm-mem.tsv")}
+    if not mem:
+        return
+    r.add("### The smallest `-m` each image boots in", "")
+    r.say("`-M pc`, one CPU, `-icount`, the default command line (KASLR on): the smallest guest RAM in MiB that "
+          "reaches `/init`, found by bisection over 64..512 MiB in 8 MiB steps (one boot per probe, n = 1; "
+          "64 means 64 or less). Ratio: kpack / stock bzImage (below 1 = kpack needs less).")
+    rows = []
+    for tag in tags_of(d.rows("microvm-mem.tsv")):
+        stock = mem.get((tag, "stock"))
+        cells = [tag, stock if stock else "–"]
+        for image in ("elf-lz4", "elf-zstd", "elf-raw"):
+            m = mem.get((tag, image))
+            cells.append(f"{m} ({m / stock:.2f})" if m and stock else (m or "–"))
+            if m and stock and image != "elf-raw":
+                r.targets.append((f"{tag}: kpack {image[4:]} ELF boots in no more RAM than the stock bzImage (pc)",
+                                  m <= stock, f"{m} MiB vs {stock} MiB (raw ELF: {mem.get((tag, 'elf-raw'), '–')} MiB)"))
+        rows.append(cells)
+    r.add(*table(["kernel", "stock bzImage (MiB)", "lz4 ELF", "zstd ELF", "raw ELF"], rows))
+
+
+def microvm_smp(r):
+    d = r.data
+    rows = []
+    for machine in MACHINES:
+        data = d.rows(f"smp-elf-{machine}.tsv")
+        for tag in tags_of(data):
+            for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
+                mine = [x for x in data if x[0] == tag and x[1] == image]
+                cycles = {m: [int(x[4]) for x in mine if x[2] == m] for m in ("all", "one")}
+                if not cycles["all"] or not cycles["one"]:
+                    continue
+                med = {m: statistics.median(v) for m, v in cycles.items()}
+                fast = {m: min(v) for m, v in cycles.items()}
+                helpers = statistics.median(int(x[5]) for x in mine if x[2] == "all")
+                ratio = med["all"] / med["one"]
+                rows.append([machine, tag, image, len(cycles["all"]), mega(med["all"]), mega(med["one"]),
+                             f"{ratio:.2f}", f"{fast['all'] / fast['one']:.2f}", f"{helpers:g}"])
+                r.targets.append((f"{tag}: {machine} -smp 2, kpack {image[4:]} ELF decode, all CPUs / kpack.cpus=1 "
+                                  "at most 0.55 (median)", ratio <= 0.55, f"{ratio:.2f}"))
+    if not rows:
+        return
+    r.add("### Every CPU against one: the ELF's decode phase on -smp 2", "")
+    r.say("As the SeaBIOS and OVMF tables above (`bench/smp.sh`): `-smp 2`, multi-threaded TCG (no `-icount`), "
+          "guest RAM preallocated, n interleaved boots with every CPU decoding and n with `kpack.cpus=1`: the "
+          "stub's `segments` phase in TSC cycles (`kpack.debug`), medians. Ratio: all CPUs / one CPU (below 1 = "
+          "the helper CPU made it faster).")
+    r.add(*table(["machine", "kernel", "image", "n (each way)", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
+                  "ratio", "ratio of the fastest", "frames by the helper (median)"], rows))
+
+
 HEADLINE_INTRO = (
     "Debian 12 kernels under QEMU TCG `-kernel`; instruction counts are under `-icount shift=0,sleep=off` (guest "
     "TSC = instructions, repeatable); \"pre-kernel cost\" is the TSC at `/init` minus that of a PVH boot of the same "
@@ -609,7 +757,7 @@ def main():
     costs = legacy(r)
     if costs:
         r.add("![pre-kernel cost](bench/prekernel.svg)", "")
-    for part in (efi, smp, host, sizes, pack, kaslr, xz, setup):
+    for part in (efi, smp, host, sizes, pack, kaslr, xz, setup, microvm):
         part(r)
     rows, said = headline(r)
     block = headline_block(r, rows, said)

@@ -15,6 +15,9 @@
 #   kaslr   -icount boots with KASLR and with nokaslr (bench/kaslr.sh)
 #   xz      Debian's generic kernel, whose stock image is xz (bench/xz.sh)
 #   setup   what firmware, loader and 16-bit setup run before the stub (bench/setup.sh)
+#   microvm kpack's ELF (`kpack --elf`) on -M pc and -M microvm: -icount TSC at /init against the
+#           vmlinux's PVH boot and the stock bzImage, with KASLR and nokaslr; the smallest -m each
+#           image boots in; -smp 2, every CPU against kpack.cpus=1 (bench/microvm.sh)
 # Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given.
@@ -30,7 +33,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KPACK_BUILD:-$repo/build}
 out=$build/bench-results
-all_parts=(legacy efi smp host pack kaslr xz setup)
+all_parts=(legacy efi smp host pack kaslr xz setup microvm)
 parts=("${all_parts[@]}") write=1 quick=
 command="bench/run.sh${*:+ $*}"
 while [[ $# -gt 0 ]]; do
@@ -39,7 +42,7 @@ while [[ $# -gt 0 ]]; do
         --only) IFS=, read -r -a parts <<<"$2"; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --no-write) write=; shift ;;
-        *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,28p' "$0" >&2; exit 2 ;;
     esac
 done
 log() { echo "bench: $*" >&2; }
@@ -106,7 +109,12 @@ for tag in $kernels; do
     for codec in raw gzip lz4 zstd xz; do
         "$kpack" "--$codec" "$dir/vmlinux" --relocs "$dir/vmlinux.relocs" -o "$dir/$codec.img"
     done
-    for image in vmlinux stock raw gzip lz4 zstd xz; do
+    # The ELF outputs for the direct-boot VMMs, packed from the stock bzImage (which carries its
+    # relocation table).
+    for codec in raw lz4 zstd; do
+        "$kpack" --elf "--$codec" "$vmlinuz" -o "$dir/elf-$codec.img"
+    done
+    for image in vmlinux stock raw gzip lz4 zstd xz elf-raw elf-lz4 elf-zstd; do
         file=$dir/$image; [[ $image == vmlinux ]] || file+=.img
         printf '%s\t%s\t%s\t%s\n' "$tag" "$image" "$(stat -c %s "$file")" "$(du -B1 "$file" | cut -f1)" >> "$out/sizes.tsv"
     done
@@ -148,6 +156,7 @@ run_part pack "$repo/bench/pack_time.sh" "$kpack" "$out" "$pack_runs" $kernels
 run_part kaslr "$repo/bench/kaslr.sh" "$out" "$kaslr_runs" $kernels
 run_part xz "$repo/bench/xz.sh" "$kpack" "$out" "$xz_runs"
 run_part setup "$repo/bench/setup.sh" "$out" "$setup_runs" $kernels
+run_part microvm "$repo/bench/microvm.sh" "$out" "$icount_runs" "$max_runs" "$smp_rounds" $kernels
 
 echo "$load_at_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" >> "$out/run.txt"
 python3 "$repo/bench/report.py" "$out" || fail "bench/report.py"

@@ -15,6 +15,11 @@
 # KPACK_SMP_FIRMWARE=ovmf boots the same through OVMF's -kernel path (the PE entry, which decodes
 # after ExitBootServices and starts the APs itself) and writes OUT/smp-ovmf.tsv instead.
 #
+# KPACK_SMP_MACHINE=microvm boots on `-M microvm,acpi=on` (QEMU's -kernel on an ELF: kpack's PVH
+# entry; `tsc_early_khz=2300000`, as that kernel cannot calibrate the TSC under TCG otherwise); its
+# power-off does not end QEMU, so QEMU is stopped once the /init marker is in the log. pc names the
+# default machine. KPACK_SMP_NAME names the TSV and the logs' series (bench/microvm.sh: smp-elf-pc).
+#
 # Expects OUT/TAG/IMAGE.img and OUT/initramfs.cpio.gz (bench/run.sh makes them). Writes
 # OUT/smp.tsv: TAG IMAGE MODE ROUND CYCLES HELPER_FRAMES.
 set -euo pipefail
@@ -30,12 +35,43 @@ if [[ ${KPACK_SMP_FIRMWARE:-seabios} == ovmf ]]; then
     [[ -f $ovmf ]] || { echo "smp.sh: no OVMF at $ovmf (package ovmf)" >&2; exit 77; }
     firmware=(-bios "$ovmf") tsv=$out/smp-ovmf.tsv
 fi
+series=smp${firmware:+-ovmf} machine=() machine_words=
+if [[ ${KPACK_SMP_MACHINE:-pc} == microvm ]]; then
+    machine=(-M microvm,acpi=on) machine_words=tsc_early_khz=2300000
+fi
+if [[ -n ${KPACK_SMP_NAME:-} ]]; then series=$KPACK_SMP_NAME tsv=$out/$KPACK_SMP_NAME.tsv; fi
+
+# run LOG QEMU-ARGS...: one boot, one QEMU at a time; on microvm QEMU is stopped once the marker is
+# in the log (its power-off does not end QEMU).
+run() {
+    local log=$1 pid
+    shift
+    : > "$log"
+    if [[ -z ${machine[*]} ]]; then
+        flock "$lock" timeout -k 5 120 "$qemu" "$@" -serial "file:$log" 2>/dev/null || true
+        return
+    fi
+    exec 9>"$lock"
+    flock 9
+    timeout -k 5 120 "$qemu" "$@" -serial "file:$log" 2>/dev/null 9>&- &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -aqE 'KPACK_INIT_OK|Kernel panic|kpack: halted' "$log"; then
+            sleep 0.5
+            kill "$pid" 2>/dev/null || true
+            break
+        fi
+        sleep 0.2
+    done
+    wait "$pid" 2>/dev/null || true
+    exec 9>&-
+}
 
 boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES"
-    local log=$out/$1/$2.smp${firmware:+-ovmf}.log
-    flock "$lock" timeout -k 5 120 "$qemu" "${firmware[@]}" -mem-prealloc -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
+    local log=$out/$1/$2.$series.log
+    run "$log" "${firmware[@]}" "${machine[@]}" -mem-prealloc -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
         -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" \
-        -append "console=ttyS0 panic=-1 kpack.debug $3" -serial "file:$log" 2>/dev/null || true
+        -append "console=ttyS0 panic=-1 kpack.debug $machine_words $3"
     grep -a -q KPACK_INIT_OK "$log" || { echo "smp.sh: $1/$2 ($3) did not reach /init; see $log" >&2; return 1; }
     local cycles helpers
     cycles=$(grep -a -o 'kpack: segments bytes=[0-9]* cycles=[0-9]*' "$log" | head -n1 | sed 's/.*cycles=//')
