@@ -143,11 +143,13 @@ void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
 // kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
 // it), so the bytes still zero at its bottom were never used; tests/smp/smp-boot.sh fails a stub
 // that comes near the end, which would run into the data below it (the SMP helpers' state first).
-void print_stack_use() {
-  const uint8_t* unused = boot_stack;
+// The PVH entry keeps its boot_params at the stack's bottom (early_pvh.cc): the stack is what lies above.
+void print_stack_use(RunEntry entry) {
+  const uint8_t* bottom = boot_stack + (entry == RunEntry::kPvh ? sizeof(boot::BootParams) : 0);
+  const uint8_t* unused = bottom;
   while (unused < boot_stack_top && *unused == 0) ++unused;
   serial::print("kpack: stack bytes=%lu of %lu\n", static_cast<uint64_t>(boot_stack_top - unused),
-                static_cast<uint64_t>(boot_stack_top - boot_stack));
+                static_cast<uint64_t>(boot_stack_top - bottom));
 }
 
 // kpack.debug: which map free memory came from, so a test can tell the EFI one was used.
@@ -214,7 +216,7 @@ uint64_t stub_main(const Handover& handover) {
   status = unpack_for_boot(handover, options, resources, &result);
   if (!status.ok()) stop_boot(status, options);
   helpers.print(result, record);
-  if (options.debug) print_stack_use();
+  if (options.debug) print_stack_use(handover.entry);
   // Both keep off the loaded image: the paging switch's low pages and the record's page.
   Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
   hand_over_paging_mode(*params, env, image, record, options);

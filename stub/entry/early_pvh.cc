@@ -5,15 +5,6 @@
 #include "stub/entry/pvh_boot_params.h"
 #include "stub/runtime/asm_symbols.h"
 
-namespace {
-
-// Inside the image, which the stub keeps clear of the kernel: the kernel copies it before it
-// frees anything. Bytes, not a BootParams: its constructor would be a static constructor, run
-// after relocation over what this entry wrote (and an absolute relocation in .init_array).
-alignas(16) uint8_t pvh_boot_params[sizeof(kpack::boot::BootParams)];
-
-}  // namespace
-
 // entry64.S, on the PVH entry, on the 32-bit entry's identity map of the low 4 GiB.
 extern "C" kpack::boot::BootParams* boot_params_from_pvh(uint64_t start_info) {
   using namespace kpack;
@@ -24,7 +15,10 @@ extern "C" kpack::boot::BootParams* boot_params_from_pvh(uint64_t start_info) {
   StubStatus status = check_pvh_start_info(info, kReachable);
   if (!status.ok()) halt_with(status);
   const auto* initrd = info.nr_modules ? reinterpret_cast<const pvh::Module*>(uint64_t{info.modlist_paddr}) : nullptr;
-  auto* params = reinterpret_cast<boot::BootParams*>(pvh_boot_params);
+  // The bottom of the boot stack, which no boot comes near (kpack.debug says how deep it went; the
+  // SMP tests fail a stub past three quarters): inside the image, which the stub keeps clear of the
+  // kernel, and no bytes of its own in every image's file.
+  auto* params = reinterpret_cast<boot::BootParams*>(boot_stack);
   boot_params_from_start_info(info, reinterpret_cast<const pvh::MemmapEntry*>(uint64_t{info.memmap_paddr}), initrd,
                               params);
   return params;
