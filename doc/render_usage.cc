@@ -274,6 +274,7 @@ std::string join(const std::vector<std::string>& words, const std::string& sep) 
 // anything else (by the metavariable's ending), and the synopsis' subcommands.
 struct CompletionWords {
   std::vector<std::string> all, with_file, with_dir, with_value, commands;
+  std::vector<std::pair<std::string, std::string>> with_choice;  // flag, its words ("in-place compact")
 };
 
 CompletionWords completion_words(const std::vector<Block>& blocks) {
@@ -287,7 +288,11 @@ CompletionWords completion_words(const std::vector<Block>& blocks) {
     };
     for (const std::string& f : o.flags) {
       w.all.push_back(f);
-      if (!o.metavar.empty())
+      if (o.metavar.find('|') != std::string::npos) {  // "in-place|compact": one of these words
+        std::string words = o.metavar;
+        for (char& c : words) if (c == '|') c = ' ';
+        w.with_choice.emplace_back(f, words);
+      } else if (!o.metavar.empty())
         (ends_with("FILE") ? w.with_file : ends_with("DIR") ? w.with_dir : w.with_value).push_back(f);
     }
   }
@@ -304,7 +309,7 @@ CompletionWords completion_words(const std::vector<Block>& blocks) {
 }
 
 std::string bash_completion(const std::vector<Block>& blocks) {
-  auto [all, with_file, with_dir, with_value, commands] = completion_words(blocks);
+  auto [all, with_file, with_dir, with_value, commands, with_choice] = completion_words(blocks);
   // The script's fixed text in raw strings, so it reads as the bash it is; the lists go between.
   std::string out = R"(# bash completion for kpack. Generated from doc/usage.txt by doc/render_usage.cc.
 # Plain bash (no bash-completion helpers needed): options, subcommands, file names.
@@ -318,6 +323,8 @@ _kpack() {
     out += "        " + join(with_file, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
   if (!with_dir.empty())
     out += "        " + join(with_dir, "|") + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
+  for (const auto& [flag, words] : with_choice)
+    out += "        " + flag + ") COMPREPLY=($(compgen -W '" + words + "' -- \"$cur\")); return ;;\n";
   if (!with_value.empty()) out += "        " + join(with_value, "|") + ") return ;;  # a number\n";
   out += R"(    esac
     if [[ $cur == -* ]]; then
@@ -330,10 +337,11 @@ _kpack() {
         word=${COMP_WORDS[i]}
         case $word in
 )";
-  if (!with_file.empty() || !with_dir.empty() || !with_value.empty()) {
+  if (!with_file.empty() || !with_dir.empty() || !with_value.empty() || !with_choice.empty()) {
     std::vector<std::string> valued = with_file;
     valued.insert(valued.end(), with_dir.begin(), with_dir.end());
     valued.insert(valued.end(), with_value.begin(), with_value.end());
+    for (const auto& choice : with_choice) valued.push_back(choice.first);
     out += "            " + join(valued, "|") + ") ((i++)) ;;\n";
   }
   out += R"(            -*) ;;

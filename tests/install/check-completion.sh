@@ -37,7 +37,9 @@ touch "$work/files/vmlinux" "$work/files/vmlinuz-6.1" "$work/files/bzImage.old"
 check "bzImage.old extract info stats vmlinux vmlinuz-6.1" kpack ''
 check "extract"                                     kpack ex
 check "info"                                        kpack in
-check "--level --lz4"                               kpack --l
+check "--layout --level --lz4"                      kpack --l
+check "compact in-place"                            kpack --layout ''
+check "bzImage.old extract info stats vmlinux vmlinuz-6.1" kpack --layout compact ''
 check "--gzip"                                      kpack --gz
 check "bzImage.old vmlinux vmlinuz-6.1"             kpack -o ''
 check "vmlinux vmlinuz-6.1"                         kpack --zstd vm
