@@ -290,7 +290,8 @@ CompletionWords completion_words(const std::vector<Block>& blocks) {
       w.all.push_back(f);
       if (o.metavar.find('|') != std::string::npos) {  // "in-place|compact": one of these words
         std::string words = o.metavar;
-        for (char& c : words) if (c == '|') c = ' ';
+        for (char& c : words)
+          if (c == '|') c = ' ';
         w.with_choice.emplace_back(f, words);
       } else if (!o.metavar.empty())
         (ends_with("FILE") ? w.with_file : ends_with("DIR") ? w.with_dir : w.with_value).push_back(f);
