@@ -46,7 +46,7 @@ static_assert((kStubRandomizeRawPhysically & kStubKernelFiveLevel) == 0 && kStub
 enum class FrameDigest : uint32_t {
   kNone = 0,        // raw payloads: the loader's bytes are used as they are
   kFrameCheck = 1,  // the format's own check, computed by its decoder anyway (gzip CRC32, xz CRC32)
-  kXxh3 = 2,        // FrameEntry::digest, XXH3-64 of the frame's compressed bytes, checked as it is decoded
+  kXxh3 = 2,        // FrameEntry::digest, XXH3-64 of the frame's compressed bytes, checked right after its decode
 };
 
 // The digest each codec's frames are written with: XXH3 where the format's own check is optional

@@ -7,7 +7,7 @@
 #   gzip, lz4, zstd, xz  64 bytes overwritten a third of the way into the payload: inside the
 #                    text segment's frame, after the headers were read and the kernel placed, so
 #                    the frame checksum (or the decoder) catches it mid-unpack; for lz4 and zstd
-#                    the digest of the compressed frame, before the frame is decoded
+#                    the digest of the compressed frame, taken right after the frame is decoded
 #   raw              the ELF magic at the start of the payload overwritten: caught before any write
 #   record-magic     (lz4) the kpack record's magic overwritten: caught before the stub maps or
 #                    relocates anything
