@@ -4,7 +4,8 @@
 # ran on (this checkout's HEAD, or KPACK_MATRIX_COMMIT when the run was of another clone, e.g. a
 # fresh-clone .ci/run), into BUILD_DIR/matrices/{loaders,efi,smp}.md. With --update-docs it also replaces the
 # tables between the `<!-- matrix:NAME -->` and `<!-- /matrix:NAME -->` markers of doc/loaders.md
-# and doc/testing.md, so the docs show what last ran and nothing else.
+# and doc/testing.md, so the docs show what last ran and nothing else, and rewrites the command
+# output the docs show from BUILD_DIR's kpack (scripts/render-samples.sh BUILD_DIR --update-docs).
 # Fails when a table has no passing cell (the run did not include that suite) or a renderer fails.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,5 +59,6 @@ if [[ $update == --update-docs ]]; then
     splice doc/loaders.md loaders
     splice doc/testing.md efi
     splice doc/testing.md smp
+    "$repo/scripts/render-samples.sh" "$build" --update-docs
 fi
 for name in loaders efi smp; do echo "render-matrices: $out/$name.md"; done
