@@ -5,19 +5,29 @@ README's headline block) and OUT/prekernel.svg.
 Every figure is computed here from the files the bench scripts wrote; the prose around them is
 fixed text that states no figure, and every comparison word ("before", "fewer", "met") is chosen by
 the numbers. A part whose data is missing gets a line saying it was not run, never an empty table.
+Every figure is stated by the rules of bench/stats.py (bench/README.md, "Statistics rules"): its n,
+a spread only from 3 values, a bimodal sample as bimodal, one ratio convention, targets that
+compare like with like.
 """
 import os
 import re
-import statistics
 import sys
 import textwrap
 from collections import defaultdict
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import MIN_NOISY_N, RATIO_NOTE, Sample, figure, noisy_verdict, ratio_cell  # noqa: E402
+
 IMAGES = ["pvh", "stock", "raw", "gzip", "lz4", "zstd", "xz"]
+CODECS = ["raw", "gzip", "lz4", "zstd", "xz"]
 STOCK_CODEC = {"6.1": "lz4", "6.12": "zstd", "generic": "xz"}
 SCRIPT = {"images": "bench/run.sh", "legacy": "bench/guest.sh", "efi": "bench/efi.sh", "smp": "bench/smp.sh",
           "host": "build/bench/kpack_host_bench", "pack": "bench/pack_time.sh", "kaslr": "bench/kaslr.sh",
           "xz": "bench/xz.sh", "setup": "bench/setup.sh", "microvm": "bench/microvm.sh"}
+# The parts whose figures are wall times or multi-CPU ratios: other work on the host slows them.
+NOISY_PARTS = {"legacy": "its wall times", "smp": "its cycle counts", "host": "its CPU times",
+               "pack": "its pack times", "xz": "its pack times", "microvm": "its -smp 2 cycle counts"}
 
 
 class Data:
@@ -38,13 +48,17 @@ class Data:
     def rows(self, name):
         return [line.split("\t") for line in self.text(name).splitlines() if line.strip()]
 
-    def medians(self, name):
-        """TAG IMAGE RUN VALUE rows -> {(tag, image): median}, and the number of runs."""
+    def samples(self, name):
+        """TAG IMAGE RUN VALUE rows -> {(tag, image): Sample}."""
         values = defaultdict(list)
         for tag, image, _, value in self.rows(name):
             values[tag, image].append(float(value))
-        runs = min((len(v) for v in values.values()), default=0)
-        return {k: statistics.median(v) for k, v in values.items()}, runs
+        return {k: Sample(v) for k, v in values.items()}
+
+    def peak_load(self, part):
+        """The highest 1-minute load average bench/run.sh sampled while PART ran, or None."""
+        loads = [float(row[1]) for row in self.rows(os.path.join("load", part)) if len(row) > 1]
+        return max(loads, default=None)
 
     def part_stamp(self, part):
         return self.text("stamps", part).strip()
@@ -78,7 +92,8 @@ def prose(text):
 
 
 def numeric(cell):
-    return re.fullmatch(r"[+-]?[\d,.]+(?: ±[\d.]+| %| \([^)]*\)| / [\d,]+)?", str(cell)) is not None
+    """A cell that starts with a figure: 1,234, -0.5, 1486.4 ±0.5 (n=3), 0.62 (1.2 %), bimodal: ..."""
+    return re.match(r"[+-]?[\d,.]+(?: |$)|bimodal|undecided", str(cell)) is not None
 
 
 def table(header, rows):
@@ -88,29 +103,38 @@ def table(header, rows):
     return lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows] + [""]
 
 
-def compare(delta, unit, less="fewer", more="more"):
-    """'+2.8 M instructions more' / '4.0 M instructions fewer': the word from the sign."""
-    return f"{abs(delta) / 1e6:.1f} M {unit} {less if delta < 0 else more}"
+def ratio_head(name):
+    """A ratio column's header with the convention in it: 'kpack / CLI (time, < 1: faster)'."""
+    return f"{name} (time, {RATIO_NOTE})"
+
+
+def delta_cell(a, b, scale=1e6):
+    """A's median minus B's, in units of SCALE, signed; its spread the two half ranges added (both
+    n >= 3 only); 'bimodal' when either sample is."""
+    if a.bimodal or b.bimodal:
+        return "bimodal"
+    spread = a.spread + b.spread if a.spread is not None and b.spread is not None else None
+    return figure((a.median - b.median) / scale, None if spread is None else spread / scale, 1, sign=True,
+                  n=min(a.n, b.n))
 
 
 def when(delta):
     return "before" if delta < 0 else "after"
 
 
-def later(delta, unit):
-    """'2.8 M instr later' / '4.0 M instr earlier': when kpack reached /init against the other."""
-    return f"{abs(delta) / 1e6:.1f} M {unit} {'earlier' if delta < 0 else 'later'}"
-
-
-def plural(n, word):
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def later(a, b, unit):
+    """'2.8 (n=1) M instr later' / '4.0 ±0.8 (n=3) M instr earlier': when A reached /init against B."""
+    delta = a.median - b.median
+    spread = a.spread + b.spread if a.spread is not None and b.spread is not None else None
+    text = figure(abs(delta) / 1e6, None if spread is None else spread / 1e6, 1, n=min(a.n, b.n))
+    return f"{text} M {unit} {'earlier' if delta < 0 else 'later'}"
 
 
 class Report:
     def __init__(self, data):
         self.data = data
         self.lines = []
-        self.targets = []  # (name, met, measured)
+        self.targets = []  # [target, kpack, reference, met, measured]
         self.headline = []  # rows of the headline table
         self.tags = tags_of(data.rows("sizes.tsv"))
         self.legacy = self.efi = self.sizes = self.xz_sizes = self.xz_costs = None
@@ -121,6 +145,39 @@ class Report:
 
     def say(self, text):
         self.lines.extend([prose(text), ""])
+
+    def target(self, name, kpack, reference, met, measured, part=None):
+        """A target: what kpack's figure (KERNEL kpack CODEC ...) is held against (KERNEL stock CODEC,
+        KERNEL PVH, ...: the same kernel, and a stock image or codec tool only of kpack's own codec).
+        MET is a bool or a verdict cell (stats.noisy_verdict); PART names a noisy part, whose
+        overload, if any, the measured cell states."""
+        if isinstance(met, bool):
+            met = "yes" if met else "**no**"
+        load = self.overload(part) if part else None
+        if load:
+            measured += f" (load {load:g} > {self.data.cores} cores)"
+        self.targets.append([name, kpack, reference, met, measured])
+
+    def overload(self, part):
+        """The peak 1-minute load average during PART when it exceeded the core count, else None."""
+        peak = self.data.peak_load(part)
+        cores = int(self.data.cores) if self.data.cores.isdigit() else 0
+        return peak if peak is not None and cores and peak > cores else None
+
+    def load_note(self, part):
+        """What other work on the machine did to a noisy part's figures."""
+        peak = self.data.peak_load(part)
+        what = NOISY_PARTS[part]
+        if peak is None:
+            self.say(f"Load during this part: not recorded in this directory, so whether other work slowed "
+                     f"{what} is unknown.")
+        elif self.overload(part):
+            self.say(f"**Load:** the 1-minute load average reached {peak:g} during this part, above this machine's "
+                     f"{self.data.cores} cores: other work competed with it, and {what} are slower and noisier "
+                     "than on a quiet machine.")
+        else:
+            self.say(f"Load: the 1-minute load average stayed at or below {peak:g} during this part "
+                     f"({self.data.cores} cores).")
 
     def section(self, title, part, what):
         """A heading, what the table measures, the script and the run that made it. False when that
@@ -142,19 +199,14 @@ def legacy(r):
     d = r.data
     if not r.section("Legacy boot, one CPU: instructions to /init", "legacy",
                      "SeaBIOS `-kernel` (the 16-bit entry), one CPU, `-icount shift=0,sleep=off`: the TSC at `/init` "
-                     "in M guest instructions (median, ± half the spread), with QEMU's default CPU model (qemu64: "
-                     "SSE2, no AVX) and with `-cpu max` (AVX2); pre-kernel cost = that minus PVH's; stub phases from "
-                     "`kpack.debug` (qemu64)."):
+                     "in M guest instructions (median, then half the range from 3 boots, then n), with QEMU's "
+                     "default CPU model (qemu64: SSE2, no AVX) and with `-cpu max` (AVX2); pre-kernel cost = that "
+                     "minus PVH's; stub phases from `kpack.debug` (qemu64, first boot)."):
         return {}
-    base, runs = d.medians("icount.tsv")
-    cpu_max, max_runs = d.medians("icount-max.tsv")
-    spread, max_spread = defaultdict(list), defaultdict(list)
-    for tag, image, _, v in d.rows("icount.tsv"):
-        spread[tag, image].append(int(v))
-    for tag, image, _, v in d.rows("icount-max.tsv"):
-        max_spread[tag, image].append(int(v))
-    r.add(f"Boots per image: {runs} with qemu64, {max_runs} with `-cpu max` (whose RDRAND makes every KASLR draw, "
-          "kpack's and stock's, differ from boot to boot).", "")
+    base = d.samples("icount.tsv")
+    cpu_max = d.samples("icount-max.tsv")
+    r.say("With qemu64 an `-icount` boot repeats exactly, so one boot per image is the figure; `-cpu max` "
+          "has RDRAND, which makes every KASLR draw, kpack's and stock's, differ from boot to boot.")
     r.legacy = (base, cpu_max)
     costs = {}
     for tag in tags_of(d.rows("icount.tsv")):
@@ -163,26 +215,35 @@ def legacy(r):
         for image in IMAGES:
             if (tag, image) not in base:
                 continue
-            cost = base[tag, image] - base[tag, "pvh"]
-            costs[tag, image] = cost
-            stock = base[tag, "stock"] - base[tag, "pvh"]
-            vs = spread[tag, image]
-            cells = [image, f"{mega(base[tag, image])} ±{(max(vs) - min(vs)) / 2e6:.1f}", mega(cost, True),
-                     f"{cost / stock:.2f}" if stock else "–"]
-            if (tag, image) in cpu_max:
-                cmax = cpu_max[tag, image] - cpu_max[tag, "pvh"]
-                cstock = cpu_max[tag, "stock"] - cpu_max[tag, "pvh"]
-                ms = max_spread[tag, image]
-                cells += [f"{mega(cpu_max[tag, image])} ±{(max(ms) - min(ms)) / 2e6:.1f}", mega(cmax, True),
-                          f"{cmax / cstock:.2f}" if cstock else "–"]
-            else:
-                cells += ["–"] * 3
+            costs[tag, image] = base[tag, image].median - base[tag, "pvh"].median
+            cells = [image] + cost_cells(base, tag, image)
+            cells += cost_cells(cpu_max, tag, image) if (tag, image) in cpu_max else ["–"] * 3
             rows.append(cells + [phases(d, tag, image)])
-        r.add(*table(["image", "qemu64: /init (M)", "pre-kernel cost (M)", "cost / stock's", "`-cpu max`: /init (M)",
-                      "pre-kernel cost (M)", "cost / stock's", "stub phases, qemu64 (M instr)"], rows))
+        r.add(*table(["image", "qemu64: /init (M)", "pre-kernel cost (M)", ratio_head("cost / stock's"),
+                      "`-cpu max`: /init (M)", "pre-kernel cost (M)", ratio_head("cost / stock's"),
+                      "stub phases, qemu64 (M instr)"], rows))
         legacy_targets(r, tag, base, cpu_max, costs)
     wall(r)
     return costs
+
+
+def cost_cells(series, tag, image):
+    """/init, pre-kernel cost (minus PVH's) and that cost over stock's, of one image in one series."""
+    this, pvh, stock = series[tag, image], series[tag, "pvh"], series.get((tag, "stock"))
+    if image == "pvh":  # the floor the costs are measured from
+        return [this.cell(1e6), "–", "–"]
+    cells = [this.cell(1e6), delta_cell(this, pvh)]
+    if stock is None or image == "stock" or stock.median == pvh.median:
+        return cells + ["–"]
+    if this.bimodal or stock.bimodal or pvh.bimodal:
+        return cells + ["bimodal"]
+    value = (this.median - pvh.median) / (stock.median - pvh.median)
+    spreads = [s.spread for s in (this, pvh, stock)]
+    spread = None
+    if None not in spreads:  # relative half ranges of the two costs, added
+        spread = abs(value) * ((spreads[0] + spreads[1]) / abs(this.median - pvh.median or 1) +
+                               (spreads[2] + spreads[1]) / abs(stock.median - pvh.median))
+    return cells + [figure(value, spread, 2, n=min(this.n, pvh.n, stock.n))]
 
 
 def phases(d, tag, image, series="icount"):
@@ -198,14 +259,15 @@ def phases(d, tag, image, series="icount"):
 
 def legacy_targets(r, tag, base, cpu_max, costs):
     if (tag, "raw") in costs:
-        r.targets.append((f"{tag}: kpack raw, KASLR on, within 5 M instructions of PVH (qemu64)", costs[tag, "raw"] <= 5e6,
-                          f"{mega(costs[tag, 'raw'], True)} M"))
+        r.target(f"{tag}: kpack raw, KASLR on, within 5 M instructions of PVH (qemu64)", f"{tag} kpack raw",
+                 f"{tag} PVH", costs[tag, "raw"] <= 5e6, f"{mega(costs[tag, 'raw'], True)} M")
     own = STOCK_CODEC.get(tag)
     for name, series in (("qemu64", base), ("`-cpu max`", cpu_max)):
         if (tag, own) in series and (tag, "stock") in series:
-            delta = series[tag, own] - series[tag, "stock"]
-            r.targets.append((f"{tag}: kpack {own} reaches /init no later than the stock image ({name})", delta <= 0,
-                              f"{mega(delta, True)} M instructions"))
+            mine, stock = series[tag, own], series[tag, "stock"]
+            met = "undecided: bimodal" if mine.bimodal or stock.bimodal else mine.median <= stock.median
+            r.target(f"{tag}: kpack {own} reaches /init no later than the stock image ({name})", f"{tag} kpack {own}",
+                     f"{tag} stock {own}", met, f"{delta_cell(mine, stock)} M instructions")
 
 
 def wall(r):
@@ -216,48 +278,71 @@ def wall(r):
     if not values:
         r.add("No wall-time rounds in this run.", "")
         return
+    samples = {k: Sample(v) for k, v in values.items()}
     r.add("### Wall time to /init", "")
-    r.say(f"The same boots without `-icount`: seconds from QEMU's start to the `/init` marker, median of "
-          f"{min(len(v) for v in values.values())} rounds; every round boots every image once, in a rotated order. "
-          "Wall time on a shared TCG host is noisy; the instruction counts above are not.")
+    r.say("The same boots without `-icount`: seconds from QEMU's start to the `/init` marker, median, half the "
+          "range and n of the interleaved rounds (every round boots every image once, in a rotated order). Wall "
+          f"time on a shared TCG host is noisy; the instruction counts above are not: fewer than {MIN_NOISY_N} "
+          "rounds rank nothing, and where the order of two images here differs from the instruction counts', "
+          "the difference is within the noise unless their ranges are apart.")
+    r.load_note("legacy")
     rows = []
     for tag in tags_of(d.rows("wall.tsv")):
-        floor = statistics.median(values[tag, "pvh"])
+        floor = samples[tag, "pvh"]
         for image in IMAGES:
-            if (tag, image) in values:
-                w = statistics.median(values[tag, image])
-                rows.append([tag, image, f"{w:.2f}", f"{w / floor:.3f}"])
-    r.add(*table(["kernel", "image", "wall (s)", "wall / PVH's"], rows))
+            if (tag, image) in samples:
+                rows.append([tag, image, samples[tag, image].cell(1, 2),
+                             ratio_cell(samples[tag, image], floor) if image != "pvh" else "–"])
+    r.add(*table(["kernel", "image", "wall (s)", ratio_head("wall / PVH's")], rows))
 
 
 def efi(r):
     d = r.data
     if not r.section("OVMF `-kernel`, one CPU: instructions to /init", "efi",
                      "OVMF's `-kernel` path (LoadImage/StartImage of the PE view, initrd through LoadFile2), one "
-                     "CPU, qemu64, `-icount shift=0,sleep=off`: TSC at `/init` in M guest instructions (median), "
-                     "firmware included; the stub's start TSC from `kpack.debug`."):
+                     "CPU, qemu64, `-icount shift=0,sleep=off`: TSC at `/init` in M guest instructions (median and "
+                     "n), firmware included; the stub's start TSC from `kpack.debug` (median of the same boots)."):
         return
-    med, runs = d.medians("efi.tsv")
+    med = d.samples("efi.tsv")
     r.efi = med
-    r.add(f"Boots per image: {runs}.", "")
     rows = []
     size = {(t, i): int(b) for t, i, b, *_ in d.rows("sizes.tsv")}
     for tag in tags_of(d.rows("efi.tsv")):
-        stock = med.get((tag, "stock"))
+        stock, own = med.get((tag, "stock")), STOCK_CODEC.get(tag)
         for image in IMAGES:
             if (tag, image) not in med:
                 continue
             starts = d.log_values(tag, image, "efi", r"started at tsc=(\d+)")
-            delta = med[tag, image] - stock if stock and image != "stock" else None
-            rows.append([tag, image, mega(med[tag, image]), "–" if delta is None else mega(delta, True),
-                         mega(statistics.median(starts)) if starts else "–", f"{size.get((tag, image), 0):,}"])
-            if delta is not None and image in ("raw", "lz4"):
-                r.targets.append((f"{tag}: OVMF -kernel, kpack {image} reaches /init no later than stock", delta <= 0,
-                                  f"{mega(delta, True)} M instructions"))
-            if delta is not None and image == "lz4":
-                r.targets.append((f"{tag}: OVMF -kernel, kpack lz4 at most 10 M instructions after stock",
-                                  delta <= 10e6, f"{mega(delta, True)} M instructions"))
+            versus = stock and image != "stock"
+            rows.append([tag, image, med[tag, image].cell(1e6), delta_cell(med[tag, image], stock) if versus else "–",
+                         Sample(starts).cell(1e6) if starts else "–", f"{size.get((tag, image), 0):,}"])
+            if versus and image == own:
+                delta = med[tag, image].median - stock.median
+                r.target(f"{tag}: OVMF -kernel, kpack {image} reaches /init no later than stock", f"{tag} kpack {image}",
+                         f"{tag} stock {own}", delta <= 0, f"{mega(delta, True)} M instructions")
+                if image == "lz4":
+                    r.target(f"{tag}: OVMF -kernel, kpack lz4 at most 10 M instructions after stock", f"{tag} kpack lz4",
+                             f"{tag} stock lz4", delta <= 10e6, f"{mega(delta, True)} M instructions")
     r.add(*table(["kernel", "image", "/init (M instr)", "vs stock (M)", "stub started at (M)", "file bytes"], rows))
+
+
+def smp_samples(data, tag, image):
+    """The decode cycles with every CPU and with kpack.cpus=1 of one image, and the helper's frames."""
+    mine = [x for x in data if x[0] == tag and x[1] == image]
+    cycles = {m: [int(x[4]) for x in mine if x[2] == m] for m in ("all", "one")}
+    if not cycles["all"] or not cycles["one"]:
+        return None
+    helpers = Sample([int(x[5]) for x in mine if x[2] == "all"])
+    return Sample(cycles["all"]), Sample(cycles["one"]), helpers
+
+
+def smp_ratio(every, one):
+    """all / one as (cell, value or None, fast-cluster ratio cell): a bimodal side gives no ratio of
+    medians, only that of the fast clusters (the boots no other work slowed)."""
+    cell = ratio_cell(every, one)
+    value = None if every.bimodal or one.bimodal else every.median / one.median
+    fast = f"{every.fastest / one.fastest:.2f}" if every.bimodal or one.bimodal else "–"
+    return cell, value, fast
 
 
 def smp(r):
@@ -265,68 +350,83 @@ def smp(r):
     if not r.section("Every CPU against one: the decode phase on -smp 2", "smp",
                      "A 2-CPU guest under multi-threaded TCG (no `-icount`; guest RAM preallocated, so the host's page "
                      "faults on first writes, which made one boot twice as slow as another, are not timed), booted "
-                     "with every CPU decoding and with "
-                     "`kpack.cpus=1`, interleaved: the stub's decode phase in TSC cycles (`kpack.debug`), medians, "
-                     "and how many frames the helper CPU decoded. Both runs have the same machine, so the ratio is "
-                     "the stub's, not QEMU's."):
+                     "with every CPU decoding and with `kpack.cpus=1`, interleaved: the stub's decode phase in TSC "
+                     "cycles (`kpack.debug`; median, half the range, n) and how many frames the helper CPU decoded. "
+                     "Both runs have the same machine, so the ratio is the stub's, not QEMU's."):
         return
+    r.load_note("smp")
     for firmware, name in (("SeaBIOS `-kernel`", "smp.tsv"), ("OVMF `-kernel`", "smp-ovmf.tsv")):
         rows, data = [], d.rows(name)
         for tag in tags_of(data):
             for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
-                mine = [x for x in data if x[0] == tag and x[1] == image]
-                cycles = {m: [int(x[4]) for x in mine if x[2] == m] for m in ("all", "one")}
-                med = {m: statistics.median(v) for m, v in cycles.items()}
-                fast = {m: min(v) for m, v in cycles.items()}
-                helpers = statistics.median(int(x[5]) for x in mine if x[2] == "all")
-                ratio = med["all"] / med["one"]
-                rows.append([tag, image, len(mine) // 2, mega(med["all"]), mega(med["one"]), f"{ratio:.2f}",
-                             mega(fast["all"]), mega(fast["one"]), f"{fast['all'] / fast['one']:.2f}", f"{helpers:g}"])
-                r.smp[firmware, tag, image] = (med["all"], med["one"], ratio, fast["all"] / fast["one"])
+                found = smp_samples(data, tag, image)
+                if not found:
+                    continue
+                every, one, helpers = found
+                cell, value, fast = smp_ratio(every, one)
+                rows.append([tag, image, every.cell(1e6), one.cell(1e6), cell, fast, f"{helpers.median:g}"])
+                r.smp[firmware, tag, image] = (every, one, cell, fast)
                 if firmware.startswith("OVMF"):
-                    r.targets.append((f"{tag}: OVMF -smp 2, all CPUs / kpack.cpus=1 at most 0.6 ({image}, median)",
-                                      ratio <= 0.6, f"{ratio:.2f}"))
+                    r.target(f"{tag}: OVMF -smp 2, all CPUs / kpack.cpus=1 at most 0.6 ({image}, median)",
+                             f"{tag} kpack {image}, all CPUs", f"{tag} kpack {image}, kpack.cpus=1",
+                             noisy_verdict(value is not None and value <= 0.6, [every, one]), cell, "smp")
         r.add(f"### {firmware}", "")
-        r.add(*table(["kernel", "image", "rounds", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)", "ratio",
-                      "fastest all (M)", "fastest one (M)", "ratio of the fastest", "frames by the helper (median)"],
-                     rows))
-    r.say("Host threads that share the 2 cores with the guest's slow a boot down and never speed one up, so "
-          "the fastest boot each way is also given: where a column's boots fall into a fast and a slow group, "
-          "their median can land between the two, and the ratio of the fastest is the steadier figure.")
+        r.add(*table(["kernel", "image", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
+                      ratio_head("all / one"), "fast clusters' ratio", "frames by the helper (median)"], rows))
+    r.say("Host threads that share the 2 cores with the guest's slow a boot down and never speed one up: where "
+          "a column's boots fall into a fast and a slow group (bimodal, bench/README.md), a median would land "
+          "between the two, so that column gives each group's median and n, the ratio of medians is not stated, "
+          "and the fast groups' ratio is given instead; a target on it is not decided.")
+
+
+def host_runs(text):
+    """n of a kpack_host_bench output, from its first line ('# VMLINUX, N runs, ...')."""
+    m = re.search(r", (\d+) runs,", text)
+    return int(m.group(1)) if m else 0
+
+
+def time_ratio(mine, reference):
+    """MINE / REFERENCE, two medians in ms as host_bench prints them (no spread: 3 decimals)."""
+    return f"{float(mine) / float(reference):.3f}" if float(reference) else "–"
 
 
 def host(r):
     d = r.data
     if not r.section("Host: engine, library and stock-shaped decode", "host",
                      "`kpack_host_bench VMLINUX`: each codec's image packed in memory as `kpack` packs it, then "
-                     "decoded on one thread with warm buffers (median thread-CPU ms) by the stub's engine, by the "
-                     "codec library's own streaming decoder, and in the stock decompressor's shape (whole ELF into "
-                     "a buffer, then each segment moved). eng/lib and eng/stk are throughput ratios (above 1: the "
-                     "engine is faster); moved: bytes the engine copied besides decoder output."):
+                     "decoded on one thread with warm buffers (median thread-CPU ms of n interleaved runs; "
+                     "`kpack_host_bench` keeps no spread) by the stub's engine, by the codec library's own "
+                     "streaming decoder, and in the stock decompressor's shape (whole ELF into a buffer, then each "
+                     "segment moved). engine / library and engine / stock are time ratios (below 1: the engine is "
+                     "faster); moved: bytes the engine copied besides decoder output."):
         return
+    r.load_note("host")
     verify, placement = [], []
     for tag in r.tags:
         text = d.text(tag, "host.txt")
         if not text:
             continue
+        n = host_runs(text)
         # Three tables, a blank line between them: codecs, verification, where the digest runs.
         first, second, third = (text.split("\n\n") + ["", ""])[:3]
         rows = [line.split() for line in first.splitlines() if line.strip() and not line.startswith(("#", "codec"))]
         r.add(f"### {tag}", "")
+        r.add(f"n = {n} runs.", "")
         r.add(*table(["codec", "image bytes", "segment bytes", "engine ms", "library ms", "stock ms", "memcpy ms",
-                      "eng/lib", "eng/stk", "moved", "output"], rows))
+                      ratio_head("engine / library"), ratio_head("engine / stock"), "moved", "output"],
+                     [c[:7] + [time_ratio(c[3], c[4]), time_ratio(c[3], c[5])] + c[9:] for c in rows]))
         for c in rows:
             # A raw image loaded at 1 MiB (as here) is moved up to the kernel's floor once: at most
             # its segment bytes. Compressed images are decoded in place: nothing moved.
             if c[0] == "raw":
-                r.targets.append((f"{tag}: the engine moves a raw kernel at most once ({c[0]})",
-                                  int(c[9]) <= int(c[2]), f"moved {c[9]} of {c[2]} segment bytes"))
+                r.target(f"{tag}: the engine moves a raw kernel at most once ({c[0]})", f"{tag} kpack {c[0]}",
+                         f"{tag} segment bytes", int(c[9]) <= int(c[2]), f"moved {c[9]} of {c[2]} segment bytes")
             else:
-                r.targets.append((f"{tag}: the engine copies nothing besides decoder output ({c[0]})", c[9] == "0",
-                                  f"moved {c[9]}"))
-        verify += [[tag] + line.split() for line in second.splitlines()
+                r.target(f"{tag}: the engine copies nothing besides decoder output ({c[0]})", f"{tag} kpack {c[0]}",
+                         f"{tag} decoder output only", c[9] == "0", f"moved {c[9]}")
+        verify += [[tag, n] + line.split() for line in second.splitlines()
                    if line.strip() and not line.startswith(("#", "codec"))]
-        placement += [[tag] + line.split() for line in third.splitlines()
+        placement += [[tag, n] + line.split() for line in third.splitlines()
                       if line.strip() and not line.startswith(("#", "codec"))]
     r.add("### What verifying costs", "")
     r.say("The second table of the same runs, for the codecs whose frames carry the frame table's XXH3-64: the "
@@ -334,17 +434,18 @@ def host(r):
           "64-bit word sum of the compressed bytes (the floor for any cheaper check), and zeroing each segment's "
           "tail past its file bytes; then the engine's time over the library's, and over the library's plus "
           "the tails'.")
-    r.add(*table(["kernel", "codec", "engine ms", "library ms", "XXH3 compressed ms", "XXH3 decoded ms", "sum ms",
-                  "tails ms", "engine / library", "engine / (library + tails)"], verify))
+    r.add(*table(["kernel", "n", "codec", "engine ms", "library ms", "XXH3 compressed ms", "XXH3 decoded ms", "sum ms",
+                  "tails ms", ratio_head("engine / library"), ratio_head("engine / (library + tails)")], verify))
     for c in verify:
-        r.targets.append((f"{c[0]}: host engine at most 1.05x the library decode ({c[1]})", float(c[8]) <= 1.05,
-                          f"{c[8]}x"))
+        r.target(f"{c[0]}: host engine at most 1.05x the library decode ({c[2]})", f"{c[0]} kpack {c[2]} engine",
+                 f"{c[0]} {c[2]} library", float(c[9]) <= 1.05 if c[1] >= MIN_NOISY_N else
+                 f"undecided: n={c[1]} < {MIN_NOISY_N}", f"{c[9]}x", "host")
     r.add("### Where the digest runs", "")
     r.say("The third table of the same runs: each frame decoded alone by the library, then with its XXH3 taken "
           "right before the decode and right after it (the engine's order: the decoder has just pulled the frame "
           "into cache); the "
           "last two columns are what the digest adds in each place.")
-    r.add(*table(["kernel", "codec", "alone ms", "digest before ms", "digest after ms", "+before ms", "+after ms"],
+    r.add(*table(["kernel", "n", "codec", "alone ms", "digest before ms", "digest after ms", "+before ms", "+after ms"],
                  placement))
 
 
@@ -353,7 +454,9 @@ def sizes(r):
     if not r.section("Image and stub sizes", "images",
                      "Bytes of each image as the packer's defaults write it (`kpack --CODEC VMLINUX --relocs TABLE`: "
                      "the stock image's relocation table carried), beside the stock image and the vmlinux; raw also "
-                     "as allocated on this file system (`du -B1`)."):
+                     "as allocated on this file system (`du -B1`). Sizes do not vary from run to run (n = 1). In "
+                     "parentheses: kpack / stock bytes (below 1: smaller); a size target holds kpack's image of the "
+                     "stock image's own codec against it."):
         return
     size = {(row[0], row[1]): (int(row[2]), int(row[-1])) for row in d.rows("sizes.tsv")}
     rows = []
@@ -361,16 +464,16 @@ def sizes(r):
         if any((tag, i) not in size for i in IMAGES[1:] + ["vmlinux"]):
             r.say(f"The sizes of {tag} are incomplete in this directory (`bench/run.sh --only pack` measures them).")
             continue
-        stock = size[tag, "stock"][0]
-        cells = [tag, f"{size[tag, 'vmlinux'][0]:,}", f"{stock:,} ({STOCK_CODEC.get(tag, '?')})",
+        stock, own = size[tag, "stock"][0], STOCK_CODEC.get(tag)
+        cells = [tag, f"{size[tag, 'vmlinux'][0]:,}", f"{stock:,} ({own or '?'})",
                  f"{size[tag, 'raw'][0]:,} / {size[tag, 'raw'][1]:,}"]
         cells += [f"{size[tag, c][0]:,} ({size[tag, c][0] / stock:.3f})" for c in ("gzip", "lz4", "zstd", "xz")]
         rows.append(cells)
-        for codec in ("lz4", "zstd", "xz"):
-            r.targets.append((f"{tag}: kpack {codec} image no larger than stock", size[tag, codec][0] <= stock,
-                              f"{size[tag, codec][0]:,} vs {stock:,} bytes"))
-    r.add(*table(["kernel", "vmlinux", "stock", "raw: apparent / allocated", "gzip (/ stock)", "lz4", "zstd", "xz"],
-                 rows))
+        if own in CODECS:
+            r.target(f"{tag}: kpack {own} image no larger than the stock {own} image", f"{tag} kpack {own}",
+                     f"{tag} stock {own}", size[tag, own][0] <= stock, f"{size[tag, own][0]:,} vs {stock:,} bytes")
+    r.add(*table(["kernel", "vmlinux", "stock", "raw: apparent / allocated", "gzip (kpack / stock bytes)", "lz4",
+                  "zstd", "xz"], rows))
     r.say("The stub each codec's image carries and the 16-bit setup every image carries "
           "(`build/stub/*.bin` of this build):")
     stubs = d.rows("stubs.tsv")
@@ -381,10 +484,11 @@ def sizes(r):
 def pack(r):
     d = r.data
     if not r.section("Pack time", "pack",
-                     "Wall seconds (median of alternating runs) of `kpack --CODEC` on the vmlinux against the codec's "
-                     "own CLI at the same level on the same file (the CLI compresses the whole file; kpack its "
-                     "frames, on every core)."):
+                     "Wall seconds (median, half the range and n of alternating runs) of `kpack --CODEC` on the "
+                     "vmlinux against the codec's own CLI at the same level on the same file (the CLI compresses "
+                     "the whole file; kpack its frames, on every core)."):
         return
+    r.load_note("pack")
     times = defaultdict(list)
     for tag, codec, tool, _, s in d.rows("pack.tsv"):
         times[tag, codec, tool].append(float(s))
@@ -392,10 +496,14 @@ def pack(r):
     rows = []
     for tag in tags_of(d.rows("pack.tsv")):
         for codec in cli:
-            k, c = statistics.median(times[tag, codec, "kpack"]), statistics.median(times[tag, codec, "cli"])
-            rows.append([tag, codec, len(times[tag, codec, "kpack"]), f"{k:.2f}", f"`{cli[codec]}`", f"{c:.2f}", f"{k / c:.2f}"])
-            r.targets.append((f"{tag}: kpack --{codec} within 10 % of `{cli[codec]}`", k <= 1.1 * c, f"{k / c:.2f}x"))
-    r.add(*table(["kernel", "codec", "runs", "kpack s", "CLI", "CLI s", "kpack / CLI"], rows))
+            if not times[tag, codec, "kpack"] or not times[tag, codec, "cli"]:
+                continue
+            k, c = Sample(times[tag, codec, "kpack"]), Sample(times[tag, codec, "cli"])
+            cell = ratio_cell(k, c)
+            rows.append([tag, codec, k.cell(1, 2), f"`{cli[codec]}`", c.cell(1, 2), cell])
+            r.target(f"{tag}: kpack --{codec} within 10 % of `{cli[codec]}`", f"{tag} kpack {codec}",
+                     f"{tag} `{cli[codec]}`", noisy_verdict(k.median <= 1.1 * c.median, [k, c]), cell, "pack")
+    r.add(*table(["kernel", "codec", "kpack s", "CLI", "CLI s", ratio_head("kpack / CLI")], rows))
 
 
 def kaslr(r):
@@ -404,22 +512,21 @@ def kaslr(r):
                      "Each kpack image on one CPU, qemu64, `-icount shift=0,sleep=off`, booted with KASLR (the "
                      "default: the stub applies the relocation table) and with `nokaslr`: the stub's own total "
                      "(`kpack.debug`, exact) and the TSC at `/init` (the kernel also randomizes its own memory "
-                     "regions, so `/init` moves by a little between boots), medians, M instructions."):
+                     "regions, so `/init` moves by a little between boots), median and n, M instructions."):
         return
-    off, runs = d.medians("kaslr-off.tsv")
-    on, _ = d.medians("kaslr-on.tsv")
-    r.add(f"Boots per image and setting: {runs}.", "")
+    off, on = d.samples("kaslr-off.tsv"), d.samples("kaslr-on.tsv")
     rows = []
     for tag in tags_of(d.rows("kaslr-on.tsv")):
         for image in ("raw", "gzip", "lz4", "zstd"):
-            stub = {s: statistics.median(d.log_values(tag, image, f"kaslr-{s}", r"total cycles=(\d+)") or [0])
+            stub = {s: Sample(d.log_values(tag, image, f"kaslr-{s}", r"total cycles=(\d+)") or [0])
                     for s in ("off", "on")}
-            adds = stub["on"] - stub["off"]
-            share = f"{100 * adds / stub['off']:+.1f} %" if stub["off"] > 1e6 else "n/a"
-            rows.append([tag, image, f"{stub['off'] / 1e6:.2f}", f"{stub['on'] / 1e6:.2f}", f"{adds / 1e6:+.2f}", share,
-                         mega(off[tag, image]), mega(on[tag, image])])
-            if stub["off"] > 1e6:
-                r.targets.append((f"{tag}: KASLR adds at most 3 % to the {image} stub", adds <= 0.03 * stub["off"], share))
+            adds = stub["on"].median - stub["off"].median
+            share = f"{100 * adds / stub['off'].median:+.1f} %" if stub["off"].median > 1e6 else "n/a"
+            rows.append([tag, image, stub["off"].cell(1e6, 2), stub["on"].cell(1e6, 2),
+                         delta_cell(stub["on"], stub["off"]), share, off[tag, image].cell(1e6), on[tag, image].cell(1e6)])
+            if stub["off"].median > 1e6:
+                r.target(f"{tag}: KASLR adds at most 3 % to the {image} stub", f"{tag} kpack {image}, KASLR",
+                         f"{tag} kpack {image}, nokaslr", adds <= 0.03 * stub["off"].median, share)
     r.add(*table(["kernel", "image", "stub, nokaslr", "stub, KASLR", "KASLR adds", "of the stub's cost",
                   "/init, nokaslr", "/init, KASLR"], rows))
 
@@ -427,35 +534,37 @@ def kaslr(r):
 def xz(r):
     d = r.data
     if not r.section("xz: Debian's generic kernel", "xz",
-                     "Debian's 6.1 generic kernel, whose stock image is xz (LZMA2 behind x86 BCJ): image sizes; "
-                     "`-icount` boots (SeaBIOS, one CPU, qemu64) of PVH, the stock image and kpack xz, medians; "
-                     "`kpack --xz` against `xz --check=crc32 --x86 --lzma2=preset=9,lc=4,nice=273` on the same "
-                     "vmlinux; `kpack_host_bench --codecs xz`."):
+                     "Debian's 6.1 generic kernel, whose stock image is xz (LZMA2 behind x86 BCJ): image sizes "
+                     "(n = 1: they do not vary); `-icount` boots (SeaBIOS, one CPU, qemu64) of PVH, the stock image "
+                     "and kpack xz, median and n; `kpack --xz` against `xz --check=crc32 --x86 "
+                     "--lzma2=preset=9,lc=4,nice=273` on the same vmlinux; `kpack_host_bench --codecs xz`."):
         return
     r.add(f"Kernel: {kernel_name(d, 'generic')}.", "")
     size = {i: int(b) for _, i, b in d.rows("xz-sizes.tsv")}
     r.add(*table(["stock (xz)", "kpack xz", "kpack zstd"], [[f"{size[i]:,}" for i in ("stock", "xz", "zstd")]]))
     r.xz_sizes = size
-    r.targets.append(("generic: kpack xz image no larger than stock", size["xz"] <= size["stock"],
-                      f"{size['xz']:,} vs {size['stock']:,} bytes"))
-    med, runs = d.medians("xz.tsv")
+    r.target("generic: kpack xz image no larger than the stock xz image", "generic kpack xz", "generic stock xz",
+             size["xz"] <= size["stock"], f"{size['xz']:,} vs {size['stock']:,} bytes")
+    med = d.samples("xz.tsv")
     floor = med["generic", "pvh"]
-    rows = [[image, runs, mega(med["generic", image]), mega(med["generic", image] - floor, True),
+    rows = [[image, med["generic", image].cell(1e6), delta_cell(med["generic", image], floor) if image != "pvh" else "–",
              phases(d, "generic", image, "xz")] for image in ("pvh", "stock", "xz")]
-    r.add(*table(["image", "boots", "/init (M instr)", "pre-kernel cost (M)", "stub phases (M instr)"], rows))
-    r.xz_costs = (med["generic", "xz"] - floor, med["generic", "stock"] - floor)
+    r.add(*table(["image", "/init (M instr)", "pre-kernel cost (M)", "stub phases (M instr)"], rows))
+    r.xz_costs = (med["generic", "xz"].median - floor.median, med["generic", "stock"].median - floor.median)
     times = defaultdict(list)
     for _, tool, _, s in d.rows("xz-pack.tsv"):
         times[tool].append(float(s))
-    k, c = statistics.median(times["kpack"]), statistics.median(times["xz"])
-    r.say(f"Pack time, median of {plural(len(times['kpack']), 'run')}, alternating: `kpack --xz` {k:.1f} s, `xz` {c:.1f} s "
-          f"(kpack / xz {k / c:.2f}).")
-    host = [line.split() for line in d.text("generic", "host-xz.txt").partition("\n\n")[0].splitlines()
-            if line.startswith("xz")]
+    if times["kpack"] and times["xz"]:
+        k, c = Sample(times["kpack"]), Sample(times["xz"])
+        r.say(f"Pack time, alternating runs (median, half the range, n): `kpack --xz` {k.cell(1, 1)} s, `xz` "
+              f"{c.cell(1, 1)} s; kpack / xz time {ratio_cell(k, c)} (below 1: kpack faster).")
+        r.load_note("xz")
+    text = d.text("generic", "host-xz.txt")
+    host = [line.split() for line in text.partition("\n\n")[0].splitlines() if line.startswith("xz")]
     if host:
         h = host[0]
-        r.say(f"Host decode (`kpack_host_bench`, relocation table left out): engine {h[3]} ms, liblzma {h[4]} ms "
-              f"(eng/lib {h[7]}).")
+        r.say(f"Host decode (`kpack_host_bench`, relocation table left out, median of n={host_runs(text)}): engine "
+              f"{h[3]} ms, liblzma {h[4]} ms (engine / liblzma time {time_ratio(h[3], h[4])}, below 1: engine faster).")
 
 
 def setup(r):
@@ -465,15 +574,15 @@ def setup(r):
                      "one CPU, qemu64, `-icount shift=0,sleep=off`: the TSC at which the stub started "
                      "(`kpack.debug`), i.e. the instructions SeaBIOS, its `-kernel` loader and kpack's 16-bit setup "
                      "ran before it, beside `/init` of the same image and of a PVH boot (no firmware setup, no "
-                     "stub: the floor). Medians, M instructions."):
+                     "stub: the floor). Median and n, M instructions."):
         return
-    med, runs = d.medians("setup.tsv")
+    med = d.samples("setup.tsv")
     rows = []
     for tag in tags_of(d.rows("setup.tsv")):
         starts = d.log_values(tag, "raw", "setup", r"started at tsc=(\d+)")
-        rows.append([tag, runs, f"{statistics.median(starts) / 1e6:.2f}", mega(med[tag, "raw"]), mega(med[tag, "pvh"]),
-                     mega(med[tag, "raw"] - med[tag, "pvh"], True)])
-    r.add(*table(["kernel", "boots", "stub started at", "raw: /init", "PVH: /init", "raw − PVH"], rows))
+        rows.append([tag, Sample(starts).cell(1e6, 2) if starts else "–", med[tag, "raw"].cell(1e6),
+                     med[tag, "pvh"].cell(1e6), delta_cell(med[tag, "raw"], med[tag, "pvh"])])
+    r.add(*table(["kernel", "stub started at", "raw: /init", "PVH: /init", "raw − PVH"], rows))
 
 
 ELF_IMAGES = ["elf-raw", "elf-lz4", "elf-zstd"]
@@ -495,15 +604,14 @@ def microvm(r):
     values = defaultdict(list)
     for tag, machine, image, setting, _, tsc in rows:
         values[tag, machine, image, setting].append(int(tsc))
-    med = {k: statistics.median(v) for k, v in values.items()}
-    n = {k: len(v) for k, v in values.items()}
+    med = {k: Sample(v) for k, v in values.items()}
     runs = {s: sorted({len(v) for k, v in values.items() if k[3] == s}) for s in ("pvh", "nokaslr", "kaslr")}
     spread = max((max(v) - min(v) for k, v in values.items() if k[3] == "kaslr"), default=0)
     r.say("-icount repeats a boot exactly, so the PVH and `nokaslr` figures are one boot each "
           f"(n = {'/'.join(map(str, sorted(set(runs['pvh'] + runs['nokaslr']))))}). KASLR's draw mixes in the "
           "TSC, so a KASLR figure (stock's and kpack's) is the median of "
           f"n = {'/'.join(map(str, runs['kaslr']))} boots; "
-          + (f"the widest spread among them was {spread / 1e6:.2f} M instructions. " if spread else
+          + (f"the widest range among them was {spread / 1e6:.2f} M instructions. " if spread else
              "here every KASLR image's boots gave the same count (qemu64 has no RDRAND and under -icount the "
              "TSC the draw reads is itself an instruction count, so each boot drew the same slot). ")
           + "Ratio columns: time kpack / time reference (below 1 = kpack faster); pre-kernel cost = `/init` "
@@ -520,15 +628,15 @@ def microvm(r):
             for m in machines:
                 key = (tag, m, image, setting)
                 if key not in med:
-                    cells += ["–"] * 4
+                    cells += ["–"] * 3
                     continue
                 floor, stock = med[tag, m, "pvh", "pvh"], med.get((tag, m, "stock", "kaslr"))
-                cells += [n[key], mega(med[key]), mega(med[key] - floor, True),
-                          f"{med[key] / stock:.3f}" if stock and image != "stock" else "–"]
+                cells += [med[key].cell(1e6), delta_cell(med[key], floor) if image != "pvh" else "–",
+                          ratio_cell(med[key], stock, 3) if stock and image != "stock" else "–"]
             table_rows.append(cells)
         header = ["image"]
         for m in machines:
-            header += [f"{m}: n", f"{m}: /init (M)", f"{m}: pre-kernel cost (M)", f"{m}: /init / stock's"]
+            header += [f"{m}: /init (M)", f"{m}: pre-kernel cost (M)", ratio_head(f"{m}: /init / stock's")]
         r.add(*table(header, table_rows))
         r.say("KASLR's own cost: `/init` with KASLR minus `/init` with `nokaslr`, same image and machine "
               "(for raw this is the relocation pass and the physical move; the median of the KASLR boots), M "
@@ -538,15 +646,15 @@ def microvm(r):
             cells = [f"kpack {image[4:]} ELF"]
             for m in machines:
                 on, off = med.get((tag, m, image, "kaslr")), med.get((tag, m, image, "nokaslr"))
-                cells.append(mega(on - off, True) if on is not None and off is not None else "–")
+                cells.append(delta_cell(on, off) if on is not None and off is not None else "–")
             kr.append(cells)
         r.add(*table(["image"] + [f"{m}: KASLR adds (M)" for m in machines], kr))
         for m in machines:
             key = (tag, m, "elf-raw", "nokaslr")
             if key in med:
-                extra = med[key] - med[tag, m, "pvh", "pvh"]
-                r.targets.append((f"{tag}: {m}, kpack raw ELF with nokaslr within 2 M instructions of the PVH floor",
-                                  extra <= 2e6, f"{mega(extra, True)} M"))
+                extra = med[key].median - med[tag, m, "pvh", "pvh"].median
+                r.target(f"{tag}: {m}, kpack raw ELF with nokaslr within 2 M instructions of the PVH floor",
+                         f"{tag} kpack raw ELF, nokaslr", f"{tag} PVH", extra <= 2e6, f"{mega(extra, True)} M")
     microvm_sizes(r)
     microvm_memory(r)
     microvm_smp(r)
@@ -587,9 +695,11 @@ def microvm_memory(r):
         for image in ("elf-lz4", "elf-zstd", "elf-raw"):
             m = mem.get((tag, image))
             cells.append(f"{m} ({m / stock:.2f})" if m and stock else (m or "–"))
-            if m and stock and image != "elf-raw":
-                r.targets.append((f"{tag}: kpack {image[4:]} ELF boots in no more RAM than the stock bzImage (pc)",
-                                  m <= stock, f"{m} MiB vs {stock} MiB (raw ELF: {mem.get((tag, 'elf-raw'), '–')} MiB)"))
+            own = STOCK_CODEC.get(tag)
+            if m and stock and image == f"elf-{own}":
+                r.target(f"{tag}: kpack {own} ELF boots in no more RAM than the stock {own} bzImage (pc)",
+                         f"{tag} kpack {own} ELF", f"{tag} stock {own}", m <= stock,
+                         f"{m} MiB vs {stock} MiB (raw ELF: {mem.get((tag, 'elf-raw'), '–')} MiB)")
         rows.append(cells)
     r.add(*table(["kernel", "stock bzImage (MiB)", "lz4 ELF", "zstd ELF", "raw ELF"], rows))
 
@@ -601,27 +711,26 @@ def microvm_smp(r):
         data = d.rows(f"smp-elf-{machine}.tsv")
         for tag in tags_of(data):
             for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
-                mine = [x for x in data if x[0] == tag and x[1] == image]
-                cycles = {m: [int(x[4]) for x in mine if x[2] == m] for m in ("all", "one")}
-                if not cycles["all"] or not cycles["one"]:
+                found = smp_samples(data, tag, image)
+                if not found:
                     continue
-                med = {m: statistics.median(v) for m, v in cycles.items()}
-                fast = {m: min(v) for m, v in cycles.items()}
-                helpers = statistics.median(int(x[5]) for x in mine if x[2] == "all")
-                ratio = med["all"] / med["one"]
-                rows.append([machine, tag, image, len(cycles["all"]), mega(med["all"]), mega(med["one"]),
-                             f"{ratio:.2f}", f"{fast['all'] / fast['one']:.2f}", f"{helpers:g}"])
-                r.targets.append((f"{tag}: {machine} -smp 2, kpack {image[4:]} ELF decode, all CPUs / kpack.cpus=1 "
-                                  "at most 0.55 (median)", ratio <= 0.55, f"{ratio:.2f}"))
+                every, one, helpers = found
+                cell, value, fast = smp_ratio(every, one)
+                rows.append([machine, tag, image, every.cell(1e6), one.cell(1e6), cell, fast, f"{helpers.median:g}"])
+                r.target(f"{tag}: {machine} -smp 2, kpack {image[4:]} ELF decode, all CPUs / kpack.cpus=1 "
+                         "at most 0.55 (median)", f"{tag} kpack {image[4:]} ELF, all CPUs",
+                         f"{tag} kpack {image[4:]} ELF, kpack.cpus=1",
+                         noisy_verdict(value is not None and value <= 0.55, [every, one]), cell, "microvm")
     if not rows:
         return
     r.add("### Every CPU against one: the ELF's decode phase on -smp 2", "")
     r.say("As the SeaBIOS and OVMF tables above (`bench/smp.sh`): `-smp 2`, multi-threaded TCG (no `-icount`), "
           "guest RAM preallocated, n interleaved boots with every CPU decoding and n with `kpack.cpus=1`: the "
-          "stub's `segments` phase in TSC cycles (`kpack.debug`), medians. Ratio: all CPUs / one CPU (below 1 = "
-          "the helper CPU made it faster).")
-    r.add(*table(["machine", "kernel", "image", "n (each way)", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
-                  "ratio", "ratio of the fastest", "frames by the helper (median)"], rows))
+          "stub's `segments` phase in TSC cycles (`kpack.debug`; median, half the range, n; a bimodal column "
+          "gives each group's median).")
+    r.load_note("microvm")
+    r.add(*table(["machine", "kernel", "image", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
+                  ratio_head("all / one"), "fast clusters' ratio", "frames by the helper (median)"], rows))
 
 
 HEADLINE_INTRO = (
@@ -637,44 +746,50 @@ def headline(r):
     tag = "6.1"
     if r.legacy and (tag, "pvh") in r.legacy[0]:
         base, cpu_max = r.legacy
-        raw = base[tag, "raw"] - base[tag, "pvh"]
+        raw = base[tag, "raw"].median - base[tag, "pvh"].median
         rows.append([f"{tag} cloud, raw", "SeaBIOS `-kernel` (16-bit entry)", "1, qemu64",
-                     f"/init at {mega(base[tag, 'raw'])} M instr", f"PVH {mega(base[tag, 'pvh'])} M",
-                     later(raw, "instr"), "Legacy boot"])
-        said.append(f"With one CPU a raw image reaches the kernel's `/init` {abs(raw) / 1e6:.1f} M guest instructions "
+                     f"/init at {base[tag, 'raw'].cell(1e6)} M instr", f"PVH {base[tag, 'pvh'].cell(1e6)} M",
+                     later(base[tag, "raw"], base[tag, "pvh"], "instr"), "Legacy boot"])
+        said.append(f"With one CPU a raw image reaches the kernel's `/init` "
+                    f"{figure(abs(raw) / 1e6, n=min(base[tag, 'raw'].n, base[tag, 'pvh'].n))} M guest instructions "
                     f"{when(raw)} a boot of the same `vmlinux` with no decompressor at all.")
         lz4 = {}
         for model, series in (("qemu64", base), ("`-cpu max`", cpu_max)):
             if (tag, "lz4") in series:
-                lz4[model] = series[tag, "lz4"] - series[tag, "stock"]
+                mine, stock = series[tag, "lz4"], series[tag, "stock"]
+                lz4[model] = later(mine, stock, "instructions")
                 rows.append([f"{tag} cloud, lz4", "SeaBIOS `-kernel`", f"1, {model}",
-                             f"/init at {mega(series[tag, 'lz4'])} M instr", f"stock lz4 {mega(series[tag, 'stock'])} M",
-                             later(lz4[model], "instr"), "Legacy boot"])
+                             f"/init at {mine.cell(1e6)} M instr", f"stock lz4 {stock.cell(1e6)} M",
+                             later(mine, stock, "instr"), "Legacy boot"])
         said.append("An lz4 image, which checks the XXH3 digest of every frame where the stock image checks nothing, "
-                    "reaches `/init` " + " and ".join(f"{abs(v) / 1e6:.1f} M instructions {when(v)} the stock lz4 "
-                                                     f"image with {m}" for m, v in lz4.items()) + ".")
+                    "reaches `/init` " + " and ".join(f"{v} than the stock lz4 image with {m}" for m, v in lz4.items())
+                    + ".")
     for key in (("SeaBIOS `-kernel`", tag, "lz4"), ("SeaBIOS `-kernel`", tag, "zstd"), ("OVMF `-kernel`", tag, "lz4"),
                 ("OVMF `-kernel`", tag, "zstd")):
         if key in r.smp:
-            every, one, ratio, fastest = r.smp[key]
+            every, one, cell, fast = r.smp[key]
             rows.append([f"{tag} cloud, {key[2]}, decode phase", f"{key[0]}, multi-threaded TCG", "2, qemu64",
-                         f"{mega(every)} M TSC cycles (median)", f"{mega(one)} M with `kpack.cpus=1`",
-                         f"ratio {ratio:.2f} (fastest boots: {fastest:.2f})", "Every CPU against one"])
+                         f"{every.cell(1e6)} M TSC cycles", f"{one.cell(1e6)} M with `kpack.cpus=1`",
+                         f"all / one {cell}" + (f" (fast clusters: {fast})" if fast != "–" else ""),
+                         "Every CPU against one"])
     paths = [(f, n) for f, n in (("SeaBIOS `-kernel`", "SeaBIOS"), ("OVMF `-kernel`", "OVMF")) if (f, tag, "lz4") in r.smp]
     if paths:
-        said.append("With two CPUs (multi-threaded TCG, median of the interleaved boots) its decode phase takes " +
-                    " and ".join(f"{r.smp[f, tag, 'lz4'][2]:.2f} ({n}; {r.smp[f, tag, 'lz4'][3]:.2f} between the fastest "
-                                 "boots each way)" for f, n in paths) +
-                    " of the TSC cycles it takes with `kpack.cpus=1`.")
+        said.append("With two CPUs (multi-threaded TCG, interleaved boots) its decode phase takes, in TSC cycles "
+                    "over those with `kpack.cpus=1`, " + " and ".join(
+                        (f"{r.smp[f, tag, 'lz4'][2]} ({n})" if r.smp[f, tag, "lz4"][3] == "–" else
+                         f"{r.smp[f, tag, 'lz4'][3]} between the fast clusters of bimodal boots ({n})")
+                        for f, n in paths) + ".")
     if r.efi and (tag, "stock") in r.efi:
-        efi = {i: r.efi[tag, i] - r.efi[tag, "stock"] for i in ("lz4", "raw") if (tag, i) in r.efi}
-        for image, delta in efi.items():
+        own = STOCK_CODEC[tag]
+        stock = r.efi[tag, "stock"]
+        efi = {i: r.efi[tag, i] for i in ("lz4", "raw") if (tag, i) in r.efi}
+        for image, sample in efi.items():
             rows.append([f"{tag} cloud, {image}", "OVMF `-kernel` (PE entry)", "1, qemu64",
-                         f"/init at {mega(r.efi[tag, image])} M instr", f"stock {mega(r.efi[tag, 'stock'])} M",
-                         later(delta, "instr"), "OVMF `-kernel`"])
+                         f"/init at {sample.cell(1e6)} M instr", f"stock {own} {stock.cell(1e6)} M",
+                         later(sample, stock, "instr"), "OVMF `-kernel`"])
         said.append("Under UEFI (OVMF `-kernel`, one CPU) " + ", ".join(
-            f"{'an' if i == 'lz4' else 'a'} {i} image reaches `/init` {abs(v) / 1e6:.1f} M instructions {when(v)} "
-            "the stock image" for i, v in efi.items()) + ".")
+            f"{'an' if i == 'lz4' else 'a'} {i} image reaches `/init` {later(v, stock, 'instructions')} than the "
+            f"stock {own} image" for i, v in efi.items()) + ".")
     if r.xz_costs:
         xz_cost, stock_cost = r.xz_costs
         pct = 100 * (xz_cost - stock_cost) / stock_cost
@@ -684,17 +799,18 @@ def headline(r):
         said.append(f"An xz image of the generic kernel costs {abs(pct):.0f} % {'fewer' if pct < 0 else 'more'} "
                     "instructions before the kernel than the stock xz image.")
     for name, size, image in (("6.1 generic", r.xz_sizes, "xz"), (f"{tag} cloud", r.sizes and {
-            i: b for (t, i), (b, _) in r.sizes.items() if t == tag}, "lz4")):
+            i: b for (t, i), (b, _) in r.sizes.items() if t == tag}, STOCK_CODEC[tag])):
         if size and image in size:
             delta = 100 * (size[image] - size["stock"]) / size["stock"]
             rows.append([f"{name}, {image}, image bytes (relocation table included)", "–", "–", f"{size[image]:,}",
-                         f"stock {size['stock']:,}", f"{abs(delta):.2f} % {'smaller' if delta < 0 else 'larger'}",
+                         f"stock {image} {size['stock']:,}", f"{abs(delta):.2f} % {'smaller' if delta < 0 else 'larger'}",
                          "xz" if name == "6.1 generic" else "Image and stub sizes"])
     return rows, said
 
 
 def headline_block(r, rows, said):
-    missed = [name for name, met, _ in r.targets if not met]
+    missed = [t[0] for t in r.targets if t[3].startswith("**no")]
+    undecided = [f"{t[0]} ({t[3][len('undecided: '):]})" for t in r.targets if t[3].startswith("undecided")]
     if not rows:
         return [prose("No headline figures: this directory has no run of the legacy, efi, smp or xz parts "
                       "(`bench/run.sh`).")]
@@ -703,6 +819,8 @@ def headline_block(r, rows, said):
                     "BENCHMARKS.md section"], rows)
     if r.targets:
         block.append(prose("Targets not met in this run: " + ("; ".join(missed) if missed else "none") + "."))
+        if undecided:
+            block += ["", prose("Targets this run cannot decide: " + "; ".join(undecided) + ".")]
     return block
 
 
@@ -714,7 +832,7 @@ def header(r):
     return ["# kpack benchmarks", "", "```", f"command:  {command}", f"commit:   {commit}", f"date:     {date}",
             f"machine:  {d.cpu}, {d.cores} cores; {d.qemu}, TCG; host kernel {d.host_kernel}",
             f"load:     {d.load or 'not recorded'} (1/5/15-minute load averages; -icount figures do not depend "
-            "on it, wall times and multi-CPU ratios do)",
+            "on it, wall times and multi-CPU ratios do: each of their sections says its own peak)",
             f"kernels:  {kernels}", "```", "",
             prose("Written by `bench/run.sh` (through `bench/report.py`) from the raw data it keeps in its output "
             "directory: every table and figure here is the script's, none is edited by hand; rerun the command to "
@@ -723,7 +841,13 @@ def header(r):
             "`qemu-system-x86_64 -m 512M -nic none -kernel IMAGE -initrd initramfs.cpio.gz -append \"console=ttyS0 "
             "panic=-1 kpack.debug\"` with one CPU and QEMU's default CPU model (qemu64), and PVH is the same vmlinux "
             "booted as an ELF (`-kernel vmlinux`: no decompressor, the floor). Measurements of earlier commits, "
-            "not regenerated: [doc/benchmark-history.md](doc/benchmark-history.md)."), ""]
+            "not regenerated: [doc/benchmark-history.md](doc/benchmark-history.md)."), "",
+            prose("How figures are stated ([bench/README.md](bench/README.md#statistics-rules)): a figure is the "
+                  "median of its n runs and carries that n; from 3 runs on, half their range follows it (`1486.4 "
+                  "±0.3 (n=3)`), and the range's first digit is the figure's last; `-icount` boots repeat exactly, so n=1 is exact there. A sample "
+                  "whose runs fall into two separate groups is written `bimodal: A (n=..) / B (n=..)`, never as one "
+                  "median. Every ratio is time of kpack (or of the variant named first) over the reference's: below "
+                  "1, kpack is faster."), ""]
 
 
 def svg(out, costs):
@@ -761,10 +885,14 @@ def main():
         part(r)
     rows, said = headline(r)
     block = headline_block(r, rows, said)
-    targets = table(["target", "met", "measured"], [[n, "yes" if ok else "**no**", v] for n, ok, v in r.targets])
+    targets = table(["target", "kpack", "reference", "met", "measured"], r.targets)
     document = header(r) + ["## Headline", "", "The table README.md quotes (spliced between its "
                             "`<!-- bench:headline -->` markers by the same run).", ""] + block + [""]
-    document += r.lines + ["## Targets", "", "Each target against this file's figures.", ""] + targets
+    document += r.lines + ["## Targets", "", prose(
+        "Each target against this file's figures: kpack's figure and the reference it is held to, always the same "
+        f"kernel and, where the reference is a stock image or a codec's tool, kpack's own codec. Targets on wall "
+        f"times and multi-CPU ratios need n >= {MIN_NOISY_N} and a unimodal sample; otherwise they are "
+        "undecided."), ""] + targets
     with open(os.path.join(out, "BENCHMARKS.md"), "w") as f:
         f.write("\n".join(document).rstrip("\n") + "\n")
     with open(os.path.join(out, "headline.md"), "w") as f:

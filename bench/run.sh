@@ -22,9 +22,10 @@
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given.
 #   --quick  the 6.1 cloud kernel only and one run per -icount figure (they repeat exactly), but
-#            3 with -cpu max (its RDRAND makes each KASLR draw, kpack's and stock's, differ) and the
-#            figures with targets at their full count: 10 interleaved SMP rounds, 15 host runs
-#            (15 min on a quiet 2-core machine; the full run, about 4 hours)
+#            3 with -cpu max (its RDRAND makes each KASLR draw, kpack's and stock's, differ) and
+#            every wall time and multi-CPU ratio at 5 interleaved runs or more (bench/README.md):
+#            5 wall rounds, 5 pack runs, 10 SMP rounds, 15 host runs
+#            (about 20 min on a quiet 2-core machine; the full run, about 4 hours)
 #   --only   run just these parts; the other tables keep the data of the run that last made them,
 #            which their tables name (or say they were never run)
 # A missing tool or a failed part stops the run with a line naming it.
@@ -42,7 +43,7 @@ while [[ $# -gt 0 ]]; do
         --only) IFS=, read -r -a parts <<<"$2"; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --no-write) write=; shift ;;
-        *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,31p' "$0" >&2; exit 2 ;;
     esac
 done
 log() { echo "bench: $*" >&2; }
@@ -53,10 +54,12 @@ done
 
 # Runs per figure: the full run, or --quick's few.
 if [[ -n $quick ]]; then
-    kernels="6.1" icount_runs=1 max_runs=3 wall_rounds=2 smp_rounds=10 host_runs=15 pack_runs=1 kaslr_runs=1 xz_runs=1 setup_runs=1
+    kernels="6.1" icount_runs=1 max_runs=3 wall_rounds=5 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=1 xz_runs=1 setup_runs=1
 else
-    kernels="6.1 6.12" icount_runs=3 max_runs=5 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=3 kaslr_runs=3 xz_runs=3 setup_runs=3
+    kernels="6.1 6.12" icount_runs=3 max_runs=5 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=3 xz_runs=3 setup_runs=3
 fi
+# Wall times and multi-CPU ratios: at least 5 interleaved runs, whatever the mode (bench/README.md).
+((wall_rounds >= 5 && smp_rounds >= 5 && host_runs >= 5 && pack_runs >= 5)) || fail "a noisy figure has fewer than 5 runs"
 
 wants() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 need() {  # TOOL WHO: a tool a part needs, checked before anything runs
@@ -124,12 +127,28 @@ for stub in stub-raw stub-gzip stub-lz4 stub-zstd stub-xz setup16; do
 done > "$out/stubs.tsv"
 echo "$stamp" > "$out/stamps/images"
 
+load_now() { printf '%s\t%s\n' "$(date -u +%s)" "$(cut -d' ' -f1 /proc/loadavg)"; }  # EPOCH LOAD1
+sample_load() {  # FILE: the 1-minute load average every 10 s, until killed
+    while :; do
+        load_now >> "$1"
+        sleep 10
+    done
+}
 run_part() {  # PART COMMAND...: its stamp names the run that made its data, once it succeeded
-    local part=$1; shift
+    local part=$1 sampler status=0; shift
     wants "$part" || return 0
     log "part $part"
     rm -f "$out/stamps/$part"
-    "$@" || fail "part $part ($*)"
+    # The load during the part (OUT/load/PART: EPOCH LOAD1), which the report compares with the cores.
+    mkdir -p "$out/load"
+    : > "$out/load/$part"
+    sample_load "$out/load/$part" &
+    sampler=$!
+    "$@" || status=$?
+    load_now >> "$out/load/$part"
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    ((status == 0)) || fail "part $part ($*)"
     echo "$stamp" > "$out/stamps/$part"
 }
 legacy() {
@@ -154,7 +173,7 @@ run_part smp smp
 run_part host host
 run_part pack "$repo/bench/pack_time.sh" "$kpack" "$out" "$pack_runs" $kernels
 run_part kaslr "$repo/bench/kaslr.sh" "$out" "$kaslr_runs" $kernels
-run_part xz "$repo/bench/xz.sh" "$kpack" "$out" "$xz_runs"
+run_part xz "$repo/bench/xz.sh" "$kpack" "$out" "$xz_runs" "$pack_runs"
 run_part setup "$repo/bench/setup.sh" "$out" "$setup_runs" $kernels
 run_part microvm "$repo/bench/microvm.sh" "$out" "$icount_runs" "$max_runs" "$smp_rounds" $kernels
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# xz.sh KPACK OUT RUNS — what --xz costs and saves on Debian's 6.1 generic kernel, whose stock image
+# xz.sh KPACK OUT RUNS [PACK_RUNS] — what --xz costs and saves on Debian's 6.1 generic kernel, whose stock image
 # is xz (LZMA2 behind x86 BCJ, CRC32). The cloud kernels' xz images are in bench/run.sh's sizes and
 # -icount tables. Expects OUT/initramfs.cpio.gz; writes under OUT/generic/ and:
 #   OUT/xz-sizes.tsv  TAG IMAGE BYTES: the stock, kpack xz and kpack zstd images
 #   OUT/xz.tsv        TAG IMAGE RUN TSC: -icount boots of PVH, stock and kpack xz (bench/guest.sh,
 #                     RUNS each; the pre-kernel cost is an image's TSC at /init minus PVH's)
 #   OUT/xz-pack.tsv   TAG TOOL RUN SECONDS: kpack --xz against xz with the same filters and
-#                     settings on the same vmlinux, RUNS alternating runs
+#                     settings on the same vmlinux, PACK_RUNS (default RUNS) alternating runs
 #   OUT/generic/host-xz.txt  kpack_host_bench --codecs xz: the engine against plain liblzma
 set -euo pipefail
 
-[[ $# -eq 3 ]] || { echo "usage: $0 KPACK OUT RUNS" >&2; exit 2; }
-kpack=$1 out=$2 runs=$3
+[[ $# -eq 3 || $# -eq 4 ]] || { echo "usage: $0 KPACK OUT RUNS [PACK_RUNS]" >&2; exit 2; }
+kpack=$1 out=$2 runs=$3 pack_runs=${4:-$3}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 host_bench=$(dirname "$kpack")/../bench/kpack_host_bench
 dir=$out/generic
@@ -35,7 +35,7 @@ source "$repo/bench/timing.sh"
 # vmlinux in one stream, single-threaded as liblzma's stream encoder is (kpack spreads its frames
 # over the cores).
 : > "$out/xz-pack.tsv"
-for ((run = 0; run < runs; run++)); do
+for ((run = 0; run < pack_runs; run++)); do
     s=$(timed "$kpack" --xz "$dir/vmlinux" --relocs "$dir/relocs" -o "$dir/pack.img")
     printf 'generic\tkpack\t%d\t%s\n' "$run" "$s" >> "$out/xz-pack.tsv"
     s=$(timed sh -c 'xz --check=crc32 --x86 --lzma2=preset=9,lc=4,nice=273 -c "$0" > "$1"' "$dir/vmlinux" "$dir/cli.xz")

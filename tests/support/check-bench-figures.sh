@@ -5,6 +5,10 @@
 # that measured it: a figure edited by hand in the README, or a BENCHMARKS.md regenerated without
 # splicing the README or rewording the verdict, fails. Run without arguments, it first checks that it
 # catches a changed figure, then checks the repository's two files.
+# Then the statistics rules of bench/README.md: their self-test (bench-stats-selftest.sh:
+# bench/report.py on a synthetic run, and bad reports that must fail), then the repository's
+# BENCHMARKS.md (check-bench-stats.py: no spread from fewer than 3 runs, no target against another
+# codec's or kernel's figure).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -46,4 +50,7 @@ for name in headline verdict; do
     fi
 done
 check "$repo/README.md" "$repo/BENCHMARKS.md"
+"$repo/tests/support/bench-stats-selftest.sh"
+python3 "$repo/tests/support/check-bench-stats.py" "$repo/BENCHMARKS.md" ||
+    { echo "check-bench-figures: BENCHMARKS.md breaks the statistics rules of bench/README.md (above); rerun bench/run.sh --quick" >&2; exit 1; }
 echo "check-bench-figures: PASS"
