@@ -1,9 +1,11 @@
-// render_usage: turns doc/usage.txt (format described at its top) into kpack's --help text (a C
-// string literal for packer/cli.cc), the kpack(1) man page, or the bash completion script.
+// render_usage: turns doc/usage.txt (format described at its top) into kpack's help texts (the
+// whole summary and one per command, as a C initializer list for packer/cli.cc), the kpack(1) man
+// page, or the bash completion script.
 //
 //   render_usage help|man|bash USAGE.TXT OUTPUT [VERSION]
 //
 // A build-time tool: errors are one line naming the file and the problem, exit status 1.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -16,8 +18,8 @@
 namespace {
 
 struct Block {
-  std::string kind;  // name, synopsis, summary, option, section
-  std::string arg;   // option flags or section title
+  std::string kind;  // name, summary, command, option, section
+  std::string arg;   // command name, option flags or section title
   std::vector<std::string> lines;
 };
 
@@ -48,9 +50,9 @@ std::vector<Block> parse(const std::string& path) {
       std::string inside = line.substr(1, line.size() - 2);
       std::string kind = inside.substr(0, inside.find(' '));
       std::string arg = kind.size() < inside.size() ? inside.substr(kind.size() + 1) : "";
-      static const std::set<std::string> kinds = {"name", "synopsis", "summary", "option", "section"};
+      static const std::set<std::string> kinds = {"name", "summary", "command", "option", "section"};
       if (kinds.count(kind)) {
-        if ((kind == "option" || kind == "section") == arg.empty())
+        if ((kind == "command" || kind == "option" || kind == "section") == arg.empty())
           fail(path, "line " + std::to_string(number) + ": [" + kind + "] " +
                          (arg.empty() ? "needs an argument" : "takes no argument"));
         blocks.push_back({kind, arg, {}});
@@ -92,6 +94,13 @@ const Block* find(const std::vector<Block>& blocks, const std::string& kind) {
   return nullptr;
 }
 
+std::vector<const Block*> all_of(const std::vector<Block>& blocks, const std::string& kind) {
+  std::vector<const Block*> out;
+  for (const Block& b : blocks)
+    if (b.kind == kind) out.push_back(&b);
+  return out;
+}
+
 bool is_metavar(const std::string& word) {
   if (word.empty()) return false;
   for (char c : word)
@@ -113,25 +122,101 @@ Option parse_option(const std::string& header) {
   return o;
 }
 
+// A command: its synopsis forms (the first paragraph), the word that selects it (the first word of
+// its forms that is neither an option nor a metavariable: none for packing), the flags its forms
+// name, and its description (the rest).
+struct Command {
+  std::string name;
+  std::vector<std::string> forms;
+  std::string word;
+  std::set<std::string> flags;
+  std::vector<std::string> description;
+};
+
+std::vector<Command> commands(const std::vector<Block>& blocks) {
+  std::vector<Command> out;
+  for (const Block* b : all_of(blocks, "command")) {
+    Command c{b->arg, first_paragraph(*b), "", {}, after_first_paragraph(*b)};
+    for (const std::string& form : c.forms) {
+      std::string first = form.substr(0, form.find(' '));
+      if (!first.empty() && std::islower(static_cast<unsigned char>(first[0]))) c.word = first;
+      std::string token;
+      for (char ch : form + " ") {
+        if (ch == ' ' || ch == '[' || ch == ']' || ch == '|') {
+          if (token.size() > 1 && token[0] == '-') c.flags.insert(token);
+          token.clear();
+        } else {
+          token += ch;
+        }
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The option blocks a command's forms name (any of their flags), in the file's order.
+std::vector<const Block*> options_of(const std::vector<Block>& blocks, const Command& c) {
+  std::vector<const Block*> out;
+  for (const Block* b : all_of(blocks, "option"))
+    for (const std::string& f : parse_option(b->arg).flags)
+      if (c.flags.count(f)) {
+        out.push_back(b);
+        break;
+      }
+  return out;
+}
+
+// A synopsis form cut into words at the spaces outside brackets ("[--level N]" is one word).
+std::vector<std::string> form_words(const std::string& form) {
+  std::vector<std::string> out;
+  std::string word;
+  int depth = 0;
+  for (char c : form) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ' ' && depth == 0) {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) out.push_back(word);
+  return out;
+}
+
 // ---- --help ---------------------------------------------------------------------------------
 
-std::string help_text(const std::vector<Block>& blocks) {
-  std::string out;
-  const Block* synopsis = find(blocks, "synopsis");
-  for (size_t i = 0; synopsis && i < synopsis->lines.size(); ++i)
-    out += (i == 0 ? "usage: kpack " : "       kpack ") + synopsis->lines[i] + "\n";
-  if (const Block* summary = find(blocks, "summary")) {
-    out += "\n";
-    for (const std::string& l : summary->lines) out += l + "\n";
+constexpr size_t kHelpWidth = 100;
+
+// "usage: kpack FORM", filled to kHelpWidth at the spaces outside brackets.
+std::string help_form(const std::string& lead, const std::string& form) {
+  std::string out = lead, indent(lead.size() + 2, ' ');
+  size_t column = lead.size();
+  bool first = true;
+  for (const std::string& word : form_words(form)) {
+    if (!first && column + 1 + word.size() > kHelpWidth) {
+      out += "\n" + indent;
+      column = indent.size();
+    } else if (!first) {
+      out += " ";
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first = false;
   }
-  out += "\n";
-  // Flags in a column of 18 after two spaces; longer ones take a line of their own.
-  for (const Block& b : blocks) {
-    if (b.kind != "option") continue;
-    std::vector<std::string> text = first_paragraph(b);
-    std::string lead = "  " + b.arg;
-    if (b.arg.size() <= 16)
-      lead += std::string(18 - b.arg.size(), ' ');
+  return out + "\n";
+}
+
+// Flags in a column of 18 after two spaces; longer ones take a line of their own.
+std::string help_options(const std::vector<const Block*>& options) {
+  std::string out;
+  for (const Block* b : options) {
+    std::vector<std::string> text = first_paragraph(*b);
+    std::string lead = "  " + b->arg;
+    if (b->arg.size() <= 16)
+      lead += std::string(18 - b->arg.size(), ' ');
     else
       lead += "\n" + std::string(20, ' ');
     for (size_t i = 0; i < text.size(); ++i) out += (i == 0 ? lead : std::string(20, ' ')) + text[i] + "\n";
@@ -139,9 +224,38 @@ std::string help_text(const std::vector<Block>& blocks) {
   return out;
 }
 
+// Description text as --help prints it: paragraphs as they are, a tagged paragraph's "= " dropped.
+std::string help_body(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += (l.rfind("= ", 0) == 0 ? l.substr(2) : l) + "\n";
+  return out;
+}
+
+// kpack --help: every form of every command, the summary and every option.
+std::string help_text(const std::vector<Block>& blocks) {
+  std::string out;
+  bool first = true;
+  for (const Command& c : commands(blocks))
+    for (const std::string& form : c.forms) {
+      out += help_form(first ? "usage: kpack " : "       kpack ", form);
+      first = false;
+    }
+  if (const Block* summary = find(blocks, "summary")) out += "\n" + help_body(summary->lines);
+  return out + "\n" + help_options(all_of(blocks, "option"));
+}
+
+// kpack help COMMAND: its forms, its description and its options.
+std::string command_help_text(const std::vector<Block>& blocks, const Command& c) {
+  std::string out;
+  for (size_t i = 0; i < c.forms.size(); ++i) out += help_form(i == 0 ? "usage: kpack " : "       kpack ", c.forms[i]);
+  if (!c.description.empty()) out += "\n" + help_body(c.description);
+  std::vector<const Block*> options = options_of(blocks, c);
+  if (!options.empty()) out += "\n" + help_options(options);
+  return out;
+}
+
 std::string c_literal(const std::string& text) {
-  std::string out = "// Generated from doc/usage.txt by doc/render_usage.cc: edit that file instead.\n";
-  std::string line;
+  std::string out, line;
   for (char c : text) {
     if (c == '"' || c == '\\') line += '\\';
     if (c == '\n') {
@@ -152,6 +266,21 @@ std::string c_literal(const std::string& text) {
     }
   }
   if (!line.empty()) out += "\"" + line + "\"\n";
+  return out;
+}
+
+// The initializer list of packer/cli.cc's help texts: {"", the whole summary, ""}, then one
+// {"COMMAND", its help, " the flags of its options "} per command, which the parser holds the
+// command line to.
+std::string help_table(const std::vector<Block>& blocks) {
+  std::string out = "// Generated from doc/usage.txt by doc/render_usage.cc: edit that file instead.\n";
+  out += "{\"\",\n" + c_literal(help_text(blocks)) + ", \"\"},\n";
+  for (const Command& c : commands(blocks)) {
+    std::string flags = " ";
+    for (const Block* b : options_of(blocks, c))
+      for (const std::string& f : parse_option(b->arg).flags) flags += f + " ";
+    out += "{\"" + c.name + "\",\n" + c_literal(command_help_text(blocks, c)) + ", \"" + flags + "\"},\n";
+  }
   return out;
 }
 
@@ -230,6 +359,30 @@ std::string roff_body(const std::vector<std::string>& lines) {
   return out;
 }
 
+// Further paragraphs of a tagged paragraph stay indented under its tag.
+std::string indented(std::string body) {
+  for (size_t at = 0; (at = body.find(".PP\n", at)) != std::string::npos;) body.replace(at, 4, ".IP\n");
+  return body;
+}
+
+// A form with three or more bracketed options in a row shortened to one [OPTIONS].
+std::string short_form(const std::string& form) {
+  std::vector<std::string> words = form_words(form), out;
+  for (size_t i = 0; i < words.size();) {
+    size_t run = i;
+    while (run < words.size() && words[run][0] == '[') ++run;
+    if (run - i >= 3) {
+      out.push_back("[OPTIONS]");
+      i = run;
+    } else {
+      out.push_back(words[i++]);
+    }
+  }
+  std::string text;
+  for (const std::string& w : out) text += (text.empty() ? "" : " ") + w;
+  return text;
+}
+
 std::string man_page(const std::vector<Block>& blocks, const std::string& version) {
   std::string out = ".\\\" Generated from doc/usage.txt by doc/render_usage.cc: edit that file instead.\n";
   out += ".TH KPACK 1 \"\" \"kpack " + version + "\" \"User Commands\"\n";
@@ -240,21 +393,34 @@ std::string man_page(const std::vector<Block>& blocks, const std::string& versio
            (dash == std::string::npos ? roff(line) : line.substr(0, dash) + " \\- " + roff(line.substr(dash + 3))) +
            "\n";
   }
-  if (const Block* synopsis = find(blocks, "synopsis")) {
-    out += ".SH SYNOPSIS\n";
-    for (size_t i = 0; i < synopsis->lines.size(); ++i)
-      out += (i ? ".br\n" : "") + std::string(".B kpack\n") + roff_usage(synopsis->lines[i]) + "\n";
-  }
+  out += ".SH SYNOPSIS\n";
+  bool first = true;
+  for (const Command& c : commands(blocks))
+    for (const std::string& form : c.forms) {
+      out += (first ? "" : ".br\n") + std::string(".B kpack\n") + roff_usage(form) + "\n";
+      first = false;
+    }
   if (const Block* summary = find(blocks, "summary")) out += ".SH DESCRIPTION\n" + roff_body(summary->lines);
   out += ".SH OPTIONS\n";
-  for (const Block& b : blocks) {
-    if (b.kind != "option") continue;
-    out += ".TP\n" + roff_usage(b.arg) + "\n";
-    for (const std::string& l : first_paragraph(b)) out += roff(l) + "\n";
-    std::vector<std::string> more = after_first_paragraph(b);
-    // Further paragraphs of a tagged paragraph stay indented under its tag.
-    std::string body = roff_body(more);
-    for (size_t at = 0; (at = body.find(".PP\n", at)) != std::string::npos;) body.replace(at, 4, ".IP\n");
+  for (const Block* b : all_of(blocks, "option")) {
+    out += ".TP\n" + roff_usage(b->arg) + "\n";
+    for (const std::string& l : first_paragraph(*b)) out += roff(l) + "\n";
+    out += indented(roff_body(after_first_paragraph(*b)));
+  }
+  // Each command under its forms, a long run of options shortened to [OPTIONS] (SYNOPSIS has them).
+  out += ".SH COMMANDS\n";
+  for (const Command& c : commands(blocks)) {
+    std::vector<std::string> tags;
+    for (const std::string& form : c.forms) {
+      std::string tag = "kpack " + short_form(form);
+      if (std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
+    }
+    for (size_t i = 0; i < tags.size(); ++i)
+      out += std::string(i ? ".PD 0\n" : "") + ".TP\n" + roff_usage(tags[i]) + "\n";
+    if (tags.size() > 1) out += ".PD\n";
+    std::string body = indented(roff_body(c.description));
+    // The first paragraph goes right under the tags.
+    if (body.rfind(".IP\n", 0) == 0) body.erase(0, 4);
     out += body;
   }
   for (const Block& b : blocks)
@@ -270,18 +436,20 @@ std::string join(const std::vector<std::string>& words, const std::string& sep) 
   return out;
 }
 
-// The words the completion offers: every option, those whose value is a file, a directory or
-// anything else (by the metavariable's ending), and the synopsis' subcommands.
+// The words the completion offers: every option, those whose value is a file, a directory, one
+// of some words or anything else (by the metavariable), each command's word and its options.
 struct CompletionWords {
-  std::vector<std::string> all, with_file, with_dir, with_value, commands;
+  std::vector<std::string> all, with_file, with_dir, with_value;
   std::vector<std::pair<std::string, std::string>> with_choice;  // flag, its words ("in-place compact")
+  std::vector<std::pair<std::string, std::string>> by_command;   // word, its options ("-o --output --relocs")
+  std::string packing;                                           // packing's options
+  std::vector<std::string> command_words, help_topics;
 };
 
 CompletionWords completion_words(const std::vector<Block>& blocks) {
   CompletionWords w;
-  for (const Block& b : blocks) {
-    if (b.kind != "option") continue;
-    Option o = parse_option(b.arg);
+  for (const Block* b : all_of(blocks, "option")) {
+    Option o = parse_option(b->arg);
     auto ends_with = [&o](const std::string& tail) {
       return o.metavar.size() >= tail.size() &&
              o.metavar.compare(o.metavar.size() - tail.size(), tail.size(), tail) == 0;
@@ -293,65 +461,89 @@ CompletionWords completion_words(const std::vector<Block>& blocks) {
         for (char& c : words)
           if (c == '|') c = ' ';
         w.with_choice.emplace_back(f, words);
-      } else if (!o.metavar.empty())
+      } else if (!o.metavar.empty()) {
         (ends_with("FILE") ? w.with_file : ends_with("DIR") ? w.with_dir : w.with_value).push_back(f);
+      }
     }
   }
-  if (const Block* synopsis = find(blocks, "synopsis")) {
-    for (const std::string& l : synopsis->lines) {
-      std::string first = l.substr(0, l.find(' '));
-      if (!first.empty() && std::islower(static_cast<unsigned char>(first[0]))) w.commands.push_back(first);
+  for (const Command& c : commands(blocks)) {
+    w.help_topics.push_back(c.name);
+    std::vector<std::string> flags;
+    for (const Block* b : options_of(blocks, c))
+      for (const std::string& f : parse_option(b->arg).flags) flags.push_back(f);
+    flags.insert(flags.end(), {"-h", "--help"});
+    if (c.word.empty()) {  // packing: no word, its input comes first
+      w.packing = join(flags, " ");
+      continue;
     }
+    w.command_words.push_back(c.word);
+    w.by_command.emplace_back(c.word, join(flags, " "));
   }
-  // The parser also accepts --output for -o; complete its value the same way.
-  for (const std::string& f : w.with_file)
-    if (f == "-o") w.with_file.push_back("--output");
   return w;
 }
 
 std::string bash_completion(const std::vector<Block>& blocks) {
-  auto [all, with_file, with_dir, with_value, commands, with_choice] = completion_words(blocks);
+  CompletionWords w = completion_words(blocks);
   // The script's fixed text in raw strings, so it reads as the bash it is; the lists go between.
   std::string out = R"(# bash completion for kpack. Generated from doc/usage.txt by doc/render_usage.cc.
 # Plain bash (no bash-completion helpers needed): options, subcommands, file names.
 _kpack() {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev= i word positional=0
+    local cur=${COMP_WORDS[COMP_CWORD]} prev= i word positional=0 command= options_ended=
     (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
-    case $prev in
-)";
-  if (!with_file.empty())
-    out += "        " + join(with_file, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
-  if (!with_dir.empty())
-    out += "        " + join(with_dir, "|") + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
-  for (const auto& [flag, words] : with_choice)
-    out += "        " + flag + ") COMPREPLY=($(compgen -W '" + words + "' -- \"$cur\")); return ;;\n";
-  if (!with_value.empty()) out += "        " + join(with_value, "|") + ") return ;;  # a number\n";
-  out += R"(    esac
-    if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W ')" +
-         join(all, " ") + R"(' -- "$cur"))
-        return
-    fi
-    # Count the words before this one that are neither options nor their values.
+    # The words before this one: the command (the first that is neither an option nor an option's
+    # value), how many such words, and whether -- ended the options.
     for ((i = 1; i < COMP_CWORD; i++)); do
         word=${COMP_WORDS[i]}
+        if [[ -n $options_ended ]]; then
+            ((positional++)) || command=$word
+            continue
+        fi
         case $word in
+            --) options_ended=1 ;;
 )";
-  if (!with_file.empty() || !with_dir.empty() || !with_value.empty() || !with_choice.empty()) {
-    std::vector<std::string> valued = with_file;
-    valued.insert(valued.end(), with_dir.begin(), with_dir.end());
-    valued.insert(valued.end(), with_value.begin(), with_value.end());
-    for (const auto& choice : with_choice) valued.push_back(choice.first);
-    out += "            " + join(valued, "|") + ") ((i++)) ;;\n";
-  }
+  std::vector<std::string> valued = w.with_file;
+  valued.insert(valued.end(), w.with_dir.begin(), w.with_dir.end());
+  valued.insert(valued.end(), w.with_value.begin(), w.with_value.end());
+  for (const auto& choice : w.with_choice) valued.push_back(choice.first);
+  if (!valued.empty()) out += "            " + join(valued, "|") + ") ((i++)) ;;\n";
   out += R"(            -*) ;;
-            *) ((positional++)) ;;
+            *) ((positional++)) || command=$word ;;
         esac
     done
+    if [[ -z $options_ended ]]; then
+        case $prev in
 )";
-  if (!commands.empty())
-    out += "    if (( positional == 0 )); then\n        COMPREPLY=($(compgen -W '" + join(commands, " ") +
+  if (!w.with_file.empty())
+    out += "            " + join(w.with_file, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
+  if (!w.with_dir.empty())
+    out += "            " + join(w.with_dir, "|") + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
+  for (const auto& [flag, words] : w.with_choice)
+    out += "            " + flag + ") COMPREPLY=($(compgen -W '" + words + "' -- \"$cur\")); return ;;\n";
+  if (!w.with_value.empty()) out += "            " + join(w.with_value, "|") + ") return ;;  # a number\n";
+  out += R"(        esac
+        if [[ $cur == -* ]]; then
+            # Before the first word every option; after a command's word its options; after
+            # packing's input packing's options.
+            case $command in
+                '') COMPREPLY=($(compgen -W ')" +
+         join(w.all, " ") + R"(' -- "$cur")) ;;
+)";
+  for (const auto& [word, flags] : w.by_command)
+    out += "                " + word + ") COMPREPLY=($(compgen -W '" + flags + "' -- \"$cur\")) ;;\n";
+  out += "                *) COMPREPLY=($(compgen -W '" + w.packing + R"(' -- "$cur")) ;;
+            esac
+            return
+        fi
+    fi
+    if [[ $command == help ]]; then
+        (( positional == 1 )) && COMPREPLY=($(compgen -W ')" +
+         join(w.help_topics, " ") + R"(' -- "$cur"))
+        return
+    fi
+)";
+  if (!w.command_words.empty())
+    out += "    if (( positional == 0 )); then\n        COMPREPLY=($(compgen -W '" + join(w.command_words, " ") +
            "' -- \"$cur\"))\n    fi\n";
   out += R"(    COMPREPLY+=($(compgen -f -- "$cur"))
 }
@@ -369,10 +561,10 @@ int main(int argc, char** argv) {
   }
   std::string what = argv[1], input = argv[2], output = argv[3];
   std::vector<Block> blocks = parse(input);
-  if (!find(blocks, "synopsis")) fail(input, "has no [synopsis]");
+  if (!find(blocks, "command")) fail(input, "has no [command]");
   std::string text;
   if (what == "help")
-    text = c_literal(help_text(blocks));
+    text = help_table(blocks);
   else if (what == "man")
     text = man_page(blocks, argc == 5 ? argv[4] : "");
   else if (what == "bash")

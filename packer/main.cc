@@ -14,6 +14,7 @@
 
 #include "packer/bzimage_reader.h"
 #include "packer/cli.h"
+#include "packer/cpu_count.h"
 #include "packer/elf_reader.h"
 #include "packer/elf_writer.h"
 #include "packer/file_io.h"
@@ -73,14 +74,20 @@ class ProgressLine {
   std::thread ticker_;
 };
 
+void say(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) std::fprintf(stderr, "kpack: %s\n", line.c_str());
+}
+
 Status pack(const CommandLine& cl) {
   // The output's directory first: a run that cannot write its image fails before any work.
   OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
   // Read the kernel: a vmlinux, or the one inside a bzImage.
   KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input, cl.hints));
   // Lay out the payload, compress it, and put the image together.
-  ProgressLine progress(codec_name(cl.pack.compress.codec));
   PackOptions options = cl.pack;
+  if (options.compress.threads == 0) options.compress.threads = usable_cpus();
+  std::optional<ProgressLine> progress;
+  if (cl.verbosity != Verbosity::kQuiet) progress.emplace(codec_name(options.compress.codec));
   if (!cl.sbat_input.empty()) {
     std::vector<uint8_t> sbat = KPACK_TRY_RESULT(read_file(cl.sbat_input));
     // shim reads SBAT as CSV text; a few KiB is already a long revocation history.
@@ -88,7 +95,9 @@ Status pack(const CommandLine& cl) {
       return error_in(cl.sbat_input, "an SBAT file holds 1 byte to 64 KiB of CSV text");
     options.sbat = std::move(sbat);
   }
-  options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
+  options.progress = [&progress](uint64_t done, uint64_t total) {
+    if (progress) progress->update(done, total);
+  };
   const ImageBlobs blobs = built_in_blobs(options.compress.codec);
   std::optional<ElfLoad> elf_load;
   std::vector<uint8_t> image;
@@ -99,17 +108,17 @@ Status pack(const CommandLine& cl) {
   } else {
     image = KPACK_TRY_RESULT(build_image(input, options, blobs, cl.output));
   }
+  progress.reset();  // its line erased before anything else is said
   // Replace the output in one step; an ELF is an executable, as a vmlinux is.
-  Status written = output.commit(image, cl.elf ? 0755 : 0644);
+  KPACK_TRY_RESULT(output.commit(image, cl.elf ? 0755 : 0644));
   // After success only, so that a failed pack still prints its one error line and nothing else.
-  if (written)
-    for (const std::string& line : pack_warnings(input, cl.input)) std::fprintf(stderr, "kpack: %s\n", line.c_str());
-  if (written && elf_load && elf_load->placement == ElfPlacement::kAboveKernel)
-    std::fprintf(stderr,
-                 "kpack: warning: %s does not fit below the kernel's floor: it loads at %#llx, above the kernel, "
-                 "and needs more guest RAM than the stock bzImage (kpack info says how much)\n",
-                 cl.output.c_str(), static_cast<unsigned long long>(elf_load->address));
-  return written;
+  if (cl.verbosity == Verbosity::kVerbose) say(pack_details(input, options, image, elf_load, cl.input, cl.output));
+  if (cl.verbosity == Verbosity::kQuiet) return Ok{};
+  say(pack_warnings(input, cl.input));
+  if (elf_load && elf_load->placement == ElfPlacement::kAboveKernel)
+    say({"warning: " + cl.output + " does not fit below the kernel's floor: it loads at " + hex(elf_load->address) +
+         ", above the kernel, and needs more guest RAM than the stock bzImage (kpack info says how much)"});
+  return Ok{};
 }
 
 Status extract(const CommandLine& cl) {
@@ -144,7 +153,7 @@ int main(int argc, char** argv) {
   Status status = Ok{};
   try {
     switch (cl->command) {
-      case Command::kHelp: std::fputs(kUsage, stdout); return 0;
+      case Command::kHelp: std::fputs(help_text(cl->help_topic), stdout); return 0;
       case Command::kVersion: std::fputs(version_text().c_str(), stdout); return 0;
       case Command::kPack: status = pack(*cl); break;
       case Command::kExtract: status = extract(*cl); break;

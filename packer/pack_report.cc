@@ -1,6 +1,7 @@
 #include "packer/pack_report.h"
 
 #include "packer/bzimage_reader.h"
+#include "packer/elf_reader.h"
 #include "packer/relocs_table.h"
 
 namespace kpack {
@@ -35,32 +36,44 @@ std::string relocations(const KernelInput& input) {
   return "relocations: " + std::string(origin) + (table ? ", " + describe_relocation_lists(*table) : "");
 }
 
-std::string layout(std::span<const uint8_t> image, const PackOptions& options) {
-  Result<BzImage> read = read_bzimage(image, "");
-  if (!read || !read->kpack) return "layout: unreadable";
-  const boot::SetupHeader& h = read->header;
-  const StubRecord& record = *read->kpack;
-  std::string text = "layout: " + std::to_string(image.size()) + " bytes: setup " + std::to_string(read->setup_size) +
-                     ", stub and records " + std::to_string(uint64_t{record.payload_offset}) + ", payload " +
-                     std::to_string(read->payload_size) + " (" + codec_name(options.compress.codec);
+// "stub and records N, payload M (lz4 level 9, 12 frames on 2 threads)"
+std::string payload(const PackedPayload& read, const PackOptions& options) {
+  const StubRecord& record = *read.kpack;
+  std::string text = "stub and records " + std::to_string(uint64_t{record.payload_offset}) + ", payload " +
+                     std::to_string(read.payload_size) + " (" + codec_name(options.compress.codec);
   if (options.compress.codec != Codec::kRaw)
     text += " level " + std::to_string(options.compress.level) + ", " + std::to_string(uint32_t{record.frame_count}) +
             " frames on " + std::to_string(options.compress.threads) + " thread" +
             (options.compress.threads == 1 ? "" : "s");
   return text + "); kernel at or above " + hex(record.min_kernel_address) + ", aligned to " +
-         hex(record.kernel_alignment) + "; pref_address " + hex(h.pref_address) + ", init_size " + hex(h.init_size) +
-         ", xloadflags " + hex(h.xloadflags);
+         hex(record.kernel_alignment);
+}
+
+std::string layout(std::span<const uint8_t> image, const PackOptions& options, const std::optional<ElfLoad>& elf_load) {
+  const std::string size = "layout: " + std::to_string(image.size()) + " bytes: ";
+  if (elf_load) {
+    Result<KpackElf> read = read_kpack_elf(image, "");
+    if (!read || !read->payload.kpack) return "layout: unreadable";
+    return size + "ELF, its PT_LOAD at " + hex(elf_load->address) + " (" + elf_placement_name(elf_load->placement) +
+           "), file offset " + hex(elf_load->file_offset) + ": " + payload(read->payload, options) + "; PVH entry " +
+           hex(read->pvh_entry) + ", e_entry " + hex(read->ehdr.entry);
+  }
+  Result<BzImage> read = read_bzimage(image, "");
+  if (!read || !read->kpack) return "layout: unreadable";
+  const boot::SetupHeader& h = read->header;
+  return size + "setup " + std::to_string(read->setup_size) + ", " + payload(*read, options) + "; pref_address " +
+         hex(h.pref_address) + ", init_size " + hex(h.init_size) + ", xloadflags " + hex(h.xloadflags);
 }
 
 }  // namespace
 
 std::vector<std::string> pack_details(const KernelInput& input, const PackOptions& options,
-                                      std::span<const uint8_t> image, const std::string& input_name,
-                                      const std::string& output_name) {
+                                      std::span<const uint8_t> image, const std::optional<ElfLoad>& elf_load,
+                                      const std::string& input_name, const std::string& output_name) {
   std::vector<std::string> lines;
   for (const std::string& finding : input.findings) lines.push_back(input_name + ": " + finding);
   lines.push_back(input_name + ": " + relocations(input));
-  lines.push_back(output_name + ": " + layout(image, options));
+  lines.push_back(output_name + ": " + layout(image, options, elf_load));
   return lines;
 }
 

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "packer/elf_writer.h"
 #include "packer/image_writer.h"
 #include "packer/kernel_input.h"
 
@@ -15,9 +17,10 @@ namespace kpack {
 // One line each, without "kpack: " and the newline.
 std::vector<std::string> pack_warnings(const KernelInput& input, const std::string& name);
 
-// -v: the kernel's findings, its relocation table and how the output was compressed and laid out.
+// -v: the kernel's findings, its relocation table and how the output was compressed and laid out;
+// `elf_load` says where an ELF output (--elf) is loaded, and is empty for a bzImage.
 std::vector<std::string> pack_details(const KernelInput& input, const PackOptions& options,
-                                      std::span<const uint8_t> image, const std::string& input_name,
-                                      const std::string& output_name);
+                                      std::span<const uint8_t> image, const std::optional<ElfLoad>& elf_load,
+                                      const std::string& input_name, const std::string& output_name);
 
 }  // namespace kpack

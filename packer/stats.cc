@@ -210,13 +210,14 @@ std::vector<std::string> describe_run_record(const RunRecord& run, const std::st
 Status print_stats(const std::string& directory, std::FILE* out) {
   bool this_system = directory.empty();
   std::string root = this_system ? kSetupDataDirectory : directory;
-  // The kernel makes the directory only when its loader passed it setup_data, which a kpack stub
-  // always does.
+  // One message whether the directory is missing (the kernel makes it only when its loader passed
+  // it setup_data, which a kpack stub always does) or holds no run record (setup_data from firmware
+  // or another loader).
+  const std::string not_kpack =
+      format("this system was not booted by a kpack image: no kpack run record (type %#x) in %s", kSetupKpackRunRecord,
+             root.c_str());
   std::error_code error;
-  if (this_system && !std::filesystem::exists(root, error) && !error)
-    return Error{"this system was not booted by a kpack image: " + root +
-                 " does not exist (the kernel got no "
-                 "setup_data, where the stub leaves its run record)"};
+  if (this_system && !std::filesystem::exists(root, error) && !error) return Error{not_kpack};
   for (const std::string& name : KPACK_TRY_RESULT(node_names(root))) {
     std::string node = root + "/" + name;
     if (!KPACK_TRY_RESULT(is_run_record_node(node))) continue;
@@ -228,11 +229,7 @@ Status print_stats(const std::string& directory, std::FILE* out) {
       std::fprintf(out, "%s\n", line.c_str());
     return Ok{};
   }
-  if (this_system)
-    return Error{
-        format("this system was not booted by a kpack image: no setup_data node in %s has a kpack run "
-               "record (type %#x)",
-               root.c_str(), kSetupKpackRunRecord)};
+  if (this_system) return Error{not_kpack};
   return error_in(root, format("has no kpack run record (no setup_data of type %#x): not booted by a kpack image",
                                kSetupKpackRunRecord));
 }
