@@ -452,11 +452,11 @@ def host(r):
 def sizes(r):
     d = r.data
     if not r.section("Image and stub sizes", "images",
-                     "Bytes of each image as the packer's defaults write it (`kpack --CODEC VMLINUX --relocs TABLE`: "
-                     "the stock image's relocation table carried), beside the stock image and the vmlinux; raw also "
-                     "as allocated on this file system (`du -B1`). Sizes do not vary from run to run (n = 1). In "
-                     "parentheses: kpack / stock bytes (below 1: smaller); a size target holds kpack's image of the "
-                     "stock image's own codec against it."):
+                     "Bytes of each image as the packer's defaults write it from the stock image (`kpack --CODEC "
+                     "BZIMAGE`: its header's 5-level flag and its relocation table carried), beside the stock image "
+                     "and the vmlinux; raw also as allocated on this file system (`du -B1`). Sizes do not vary from "
+                     "run to run (n = 1). In parentheses: kpack / stock bytes (below 1: smaller); a size target holds "
+                     "kpack's image of the stock image's own codec against it."):
         return
     size = {(row[0], row[1]): (int(row[2]), int(row[-1])) for row in d.rows("sizes.tsv")}
     rows = []
