@@ -5,10 +5,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "packer/codecs.h"
+#include "packer/elf_writer.h"
 #include "formats/boot_params.h"
 #include "packer/frames.h"
 #include "packer/image_writer.h"
@@ -106,6 +108,33 @@ void bzimage_seeds() {
   Result<Bytes> image = build_image(small, raw, built_in_blobs(raw.compress.codec), "seed");
   if (!image) std::exit(1);
   write_seed("fuzz_bzimage", "kpack-raw.img", *image);
+}
+
+// kpack --elf of the synthetic kernel, every codec: the compressed ones load at 2 MiB + 4 KiB, so
+// their files are a page of headers and the PT_LOAD. The raw one is placed with its first segment
+// on the floor, its PT_LOAD's file offset congruent to its address modulo 2 MiB: the small kernel,
+// with a floor that puts the PT_LOAD at 2 MiB + 4 KiB too, keeps it small.
+ElfImage elf_seed(const KernelInput& input, Codec codec, std::optional<uint64_t> kernel_address) {
+  PackOptions options;
+  options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
+  options.kernel_address = kernel_address;
+  Result<ElfImage> image = build_elf_image(input, options, built_in_blobs(codec), "seed");
+  if (!image) {
+    std::fprintf(stderr, "make_seeds: %s\n", image.error().message.c_str());
+    std::exit(1);
+  }
+  return *image;
+}
+
+void kpack_elf_seeds() {
+  KernelInput input = input_of(kpack::test::make_kernel_elf(spread_segments()));
+  for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz})
+    write_seed("fuzz_kpack_elf", std::string("kpack-") + codec_name(codec) + ".elf",
+               elf_seed(input, codec, std::nullopt).bytes);
+  KernelInput small = input_of(kpack::test::make_kernel_elf(packed_segments(), 2));
+  const uint64_t floor = small.kernel.physical.begin;
+  const uint64_t kernel_offset = floor - elf_seed(small, Codec::kRaw, std::nullopt).load.address;
+  write_seed("fuzz_kpack_elf", "kpack-raw.elf", elf_seed(small, Codec::kRaw, 0x201000 + kernel_offset).bytes);
 }
 
 // [codec] [machine bits] [frame count] frame table, payload, as fuzz_unpack reads it.
@@ -244,6 +273,7 @@ int main(int argc, char** argv) {
   out_dir = argv[1];
   elf_seeds();
   bzimage_seeds();
+  kpack_elf_seeds();
   unpack_seeds();
   boot_env_seeds();
   return 0;

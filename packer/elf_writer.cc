@@ -120,10 +120,12 @@ ElfLoad choose_elf_load(const ProtectedPart& part, bool raw, uint64_t floor, uin
 
 Result<ElfImage> build_elf_image(const KernelInput& input, const PackOptions& options, const ImageBlobs& blobs,
                                  const std::string& name) {
-  // An ELF loader puts the segment at its p_paddr, so a raw kernel is laid out compact and loaded
-  // with its first segment where it runs; the in-place layout's hole would only cost the file.
+  // An ELF loader puts the segment at its p_paddr, so a raw kernel is laid out in place right after
+  // the stub and loaded with its first segment on the floor: every segment, bss included, lies
+  // where it runs (the stub moves and zeroes nothing); the bzImage's in-place hole would only cost
+  // the file. Compact, the stub moved 34 MB of Debian's 6.1 up over the gaps and zeroed 11 MB.
   PackOptions elf_options = options;
-  elf_options.raw_layout = RawLayout::kCompact;
+  elf_options.raw_layout = RawLayout::kInPlaceAfterStub;
   ProtectedPart part = KPACK_TRY_RESULT(build_protected_part(input, elf_options, blobs, name));
   if (!plausible_pvh_entry(part.stub))
     return error_in(name, "internal error: this kpack's stub has no PVH entry (layout block says " +

@@ -22,11 +22,14 @@ inline constexpr uint64_t kDefaultLoadAddress = 0x100000;
 // Where a raw image keeps the kernel's segments (doc/image-format.md). In place: at file offsets
 // that mirror their physical addresses, the first one 15 MiB into the protected-mode part, so that
 // a loader putting that part at 1 MiB (QEMU -kernel, whatever pref_address says) leaves every
-// segment where it runs and the stub moves nothing; the zeros before and between them cost the
-// file (sparse on disk; the PE view leaves the 15 MiB out). Compact: one after another without
-// those zeros, for firmware that reads every byte of the file (UEFI); the stub moves the kernel
-// unless the loader honours pref_address.
-enum class RawLayout { kInPlace, kCompact };
+// segment where it runs and the stub moves nothing (it zeroes the bss); the zeros before and
+// between them cost the file (sparse on disk; the PE view leaves the 15 MiB out). Compact: one
+// after another without those zeros, for firmware that reads every byte of the file (UEFI); the
+// stub moves the kernel unless the loader honours pref_address. In place after the stub (kpack
+// --elf, never --layout): mirrored as in place, the bss stored too, but the first segment on the
+// page after the payload's ELF headers, so that the ELF's PT_LOAD, whose address puts it on the
+// kernel's floor, holds no zeros before the kernel; the stub moves and zeroes nothing.
+enum class RawLayout { kInPlace, kCompact, kInPlaceAfterStub };
 
 struct PackOptions {
   CompressOptions compress;

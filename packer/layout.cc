@@ -248,10 +248,10 @@ PayloadElf layout_compact(const KernelInput& input, InnerZeros inner_zeros) {
   return out;
 }
 
-PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
+PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset, HighestTail highest_tail) {
   const KernelHeaders& k = input.kernel;
-  // The segment highest in memory ends the file: its trailing zeros (the kernel's bss, 12 MB of
-  // Debian's 6.1) are left to the stub. Every other one is followed by the next one's bytes, so
+  // The segment highest in memory ends the file: its trailing zeros (the kernel's bss, 11.3 MB of
+  // Debian's 6.1) may be left to the stub. Every other one is followed by the next one's bytes, so
   // its zeros stay in the file anyway, and stay stored.
   uint32_t highest = 0;
   for (uint32_t i = 1; i < k.segment_count; ++i)
@@ -261,7 +261,8 @@ PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset) {
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
     uint64_t offset = first_offset + (s.paddr - k.physical.begin);
-    uint64_t kept = i == highest ? without_trailing_zeros(input, s) : s.memsz;
+    uint64_t kept =
+        i == highest && highest_tail == HighestTail::kLeftToStub ? without_trailing_zeros(input, s) : s.memsz;
     placements.push_back({s.paddr, s.offset, s.filesz, {{0, offset, kept, s.memsz}}});
     end = std::max(end, offset + kept);
   }

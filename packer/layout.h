@@ -46,9 +46,13 @@ bool continues_piece(const KernelHeaders& kernel, uint32_t i);
 uint64_t left_out_zeros(const KernelHeaders& kernel, uint32_t* runs);
 
 // The lowest segment at file offset `first_offset`, every other one at the same distance from it as
-// in physical memory. The highest segment's trailing zero bytes become bss (p_filesz shrinks, the
-// file ends with its last non-zero byte); the others store theirs as zeros (p_filesz = p_memsz).
-PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset);
+// in physical memory. Every segment but the highest stores its zeros (p_filesz = p_memsz); the
+// highest stores them too with HighestTail::kStored (the file then ends where the kernel does, and
+// the stub zeroes nothing: kpack's in-place images, whose loaders copy the file and not the stub),
+// or leaves them to the stub as bss with kLeftToStub (p_filesz shrinks to its last non-zero byte).
+enum class HighestTail { kLeftToStub, kStored };
+PayloadElf layout_mirrored(const KernelInput& input, uint64_t first_offset,
+                           HighestTail highest_tail = HighestTail::kLeftToStub);
 
 // Whether every segment lies as far from the first in the file as in physical memory (what
 // layout_mirrored writes; a kernel of one segment always does).

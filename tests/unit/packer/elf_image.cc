@@ -17,9 +17,11 @@
 #include "packer/info.h"
 #include "packer/pe_image.h"
 #include "packer/kernel_input.h"
+#include "packer/layout.h"
 #include "tests/support/bytes.h"
 #include "tests/support/elf_image.h"
 #include "tests/support/packed_image.h"
+#include "tests/support/same_segment.h"
 #include "tests/support/vmm_elf_rules.h"
 
 using namespace kpack;
@@ -44,6 +46,16 @@ std::vector<uint8_t> bzimage_protected_part(const KernelInput& input, Codec code
   const uint64_t size = read->kpack->image_size;
   return {image->begin() + static_cast<ptrdiff_t>(read->setup_size),
           image->begin() + static_cast<ptrdiff_t>(read->setup_size + size)};
+}
+
+// A raw ELF's part: laid out in place right after the stub, bss stored (RawLayout::kInPlaceAfterStub),
+// which no bzImage is.
+std::vector<uint8_t> raw_elf_protected_part(const KernelInput& input) {
+  PackOptions options = test::options_for(Codec::kRaw);
+  options.raw_layout = RawLayout::kInPlaceAfterStub;
+  Result<ProtectedPart> part = build_protected_part(input, options, test::stand_in_blobs(), "out.elf");
+  REQUIRE(part.ok());
+  return part->bytes;
 }
 
 template <typename T>
@@ -115,12 +127,14 @@ TEST_CASE("the ELF header page, byte by byte") {
   CHECK(std::memcmp(f.data() + 0x1000, part.data(), part.size()) == 0);
 }
 
-TEST_CASE("each codec's ELF is the bzImage's protected-mode part at a congruent offset, and every VMM takes it") {
+TEST_CASE(
+    "each codec's ELF is a protected-mode part at a congruent offset (a bzImage's but raw), and every VMM takes it") {
   KernelInput input = synthetic_input();
   for (Codec codec : kCodecs) {
     CAPTURE(codec_name(codec));
     ElfImage elf = test::pack_elf(input, codec);
-    std::vector<uint8_t> part = bzimage_protected_part(input, codec);
+    std::vector<uint8_t> part =
+        codec == Codec::kRaw ? raw_elf_protected_part(input) : bzimage_protected_part(input, codec);
     CHECK(elf.load.file_offset % kElfLoadAlign == elf.load.address % kElfLoadAlign);
     CHECK(elf.load.file_offset >= kElfHeaderPage);
     REQUIRE(elf.bytes.size() == elf.load.file_offset + part.size());
@@ -165,9 +179,14 @@ TEST_CASE("a raw ELF is loaded with its first kernel segment on the floor, so th
       read_bzimage(*build_image(input, test::options_for(Codec::kRaw), test::stand_in_blobs(), "x"), "x");
   REQUIRE(bz.ok());
   CHECK(elf.load.address == bz->header.pref_address);
-  // In memory it runs on through the kernel's bss, as init_size says.
-  CHECK(read->load.memsz == bz->header.init_size);
+  // Every byte of the kernel is in the file, the bss too, then the relocation table: nothing is
+  // left for the stub to zero (each segment's p_filesz is its p_memsz).
   CHECK(read->load.filesz == info.image_size);
+  CHECK(read->load.memsz == align_up(info.image_size, 4096));
+  CHECK(info.payload_offset + stored.segments[0].offset == info.payload_offset + 0x1000);
+  for (uint32_t i = 0; i < stored.segment_count; ++i) CHECK(stored.segments[i].filesz == stored.segments[i].memsz);
+  CHECK(mirrors_physical(stored));
+  CHECK(info.payload_size == stored.span() + 0x1000 + input.relocs.size());
   // The file is padded to the congruent offset (up to 2 MiB of zeros, which no loader reads).
   CHECK(elf.load.file_offset == elf.load.address % kElfLoadAlign);
 }
@@ -247,7 +266,7 @@ TEST_CASE("kpack info shows the ELF view, the notes, why the image lies there an
   ElfImage raw = test::pack_elf(input, Codec::kRaw);
   printed = test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(raw.bytes, "raw.elf", out).ok()); });
   CHECK(printed.find("raw, its first segment loaded where it runs (no copy)") != std::string::npos);
-  CHECK(printed.find(", in place (the segments above the first moved up") != std::string::npos);
+  CHECK(printed.find(", in place (nothing moved)") != std::string::npos);
 }
 
 TEST_CASE("extract and repacking read a kpack ELF as they read the bzImage of the same kernel") {
@@ -261,10 +280,22 @@ TEST_CASE("extract and repacking read a kpack ELF as they read the bzImage of th
     REQUIRE_MESSAGE(read.ok(), read.error().message);
     Result<KernelPayload> from_elf = extract_kernel(read->payload, elf.bytes, "out.elf");
     REQUIRE_MESSAGE(from_elf.ok(), from_elf.error().message);
-    std::vector<uint8_t> bz = *build_image(input, test::options_for(codec), test::stand_in_blobs(), "x");
+    // A raw ELF is laid out as an in-place bzImage's payload, but with its first segment right
+    // after the stub: the same segments, at other file offsets.
+    PackOptions bz_options = test::options_for(codec);
+    if (codec == Codec::kRaw) bz_options.raw_layout = RawLayout::kInPlace;
+    std::vector<uint8_t> bz = *build_image(input, bz_options, test::stand_in_blobs(), "x");
     Result<KernelPayload> from_bz = extract_kernel(*read_bzimage(bz, "x"), bz, "x");
     REQUIRE(from_bz.ok());
-    CHECK(from_elf->elf == from_bz->elf);
+    if (codec != Codec::kRaw) CHECK(from_elf->elf == from_bz->elf);
+    KernelHeaders elf_kernel, bz_kernel;
+    REQUIRE(parse_kernel_headers(from_elf->elf.data(), from_elf->elf.size(), from_elf->elf.size(), &elf_kernel).ok());
+    REQUIRE(parse_kernel_headers(from_bz->elf.data(), from_bz->elf.size(), from_bz->elf.size(), &bz_kernel).ok());
+    REQUIRE(elf_kernel.segment_count == input.kernel.segment_count);
+    for (uint32_t i = 0; i < elf_kernel.segment_count; ++i) {
+      CHECK(test::same_segment(input.elf, input.kernel.segments[i], from_elf->elf, elf_kernel.segments[i]));
+      CHECK(test::same_segment(from_bz->elf, bz_kernel.segments[i], from_elf->elf, elf_kernel.segments[i]));
+    }
     CHECK(from_elf->relocs == input.relocs);
     // As the input of another pack: the same kernel, relocations and flags.
     const auto path = dir / (std::string(codec_name(codec)) + ".elf");
@@ -272,7 +303,7 @@ TEST_CASE("extract and repacking read a kpack ELF as they read the bzImage of th
         .write(reinterpret_cast<const char*>(elf.bytes.data()), static_cast<std::streamsize>(elf.bytes.size()));
     Result<KernelInput> again = load_kernel(path.string());
     REQUIRE_MESSAGE(again.ok(), again.error().message);
-    CHECK(again->elf == from_bz->elf);
+    CHECK(again->elf == from_elf->elf);
     CHECK(again->relocs == input.relocs);
     CHECK(again->relocs_origin == RelocsOrigin::kStockImage);
     CHECK(again->kernel.physical.begin == input.kernel.physical.begin);
