@@ -53,7 +53,7 @@
 #include "packer/kernel_input.h"
 #include "packer/bzimage_reader.h"
 #include "bench/lean_memory.h"
-#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/packer_record_unpack.h"
 #include "stub/unpack/xxh3.h"
 #include "tests/support/thread_workers.h"
 
@@ -92,8 +92,8 @@ double median(std::vector<double> v) {
 struct Loaded {
   Codec codec;
   uint64_t image_bytes = 0;
-  StubRecord info{};
-  uint64_t record_offset = 0;
+  PackerRecord info{};
+  uint64_t packer_record_offset = 0;
   std::span<const uint8_t> payload;    // inside RAM
   std::span<const FrameEntry> frames;  // inside RAM
 };
@@ -103,9 +103,9 @@ Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMem
   l.image_bytes = image.size();
   Result<BzImage> read = read_bzimage(image, "bench");
   if (!read) die(read.error().message);
-  if (!read->kpack) die("not a kpack image");
-  l.info = *read->kpack;
-  l.record_offset = read->kpack_record_offset;
+  if (!read->packer_record) die("not a kpack image");
+  l.info = *read->packer_record;
+  l.packer_record_offset = read->packer_record_offset;
   uint64_t protected_size = image.size() - read->setup_size;
   std::memcpy(ram.writable(kImageBase, protected_size), image.data() + read->setup_size, protected_size);
   l.payload = {ram.readable(kImageBase + l.info.payload_offset, l.info.payload_size), l.info.payload_size};
@@ -121,8 +121,8 @@ UnpackResult run_engine(const Loaded& l, bench::LeanMemory& ram, const KaslrRequ
   NoTrace trace;
   UnpackResult result;
   test::ThreadWorkers workers;
-  StubStatus status =
-      unpack_from_record(l.info, kImageBase, kaslr, free, ram, trace, &result, helpers ? &workers : nullptr, helpers);
+  StubStatus status = unpack_from_packer_record(l.info, kImageBase, kaslr, free, ram, trace, &result,
+                                                helpers ? &workers : nullptr, helpers);
   if (!status.ok()) die(std::string("engine: ") + status.message);
   return result;
 }

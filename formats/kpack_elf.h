@@ -23,20 +23,20 @@ inline constexpr uint64_t kElfLoadAlign = 0x200000;
 // and what every VMM puts under 1 MiB (hvm_start_info, the command line, page tables).
 inline constexpr uint64_t kElfLowLoadAddress = kElfLoadAlign + kElfHeaderPage;
 
-// kpack's own note, after Xen's in the PT_NOTE: where the StubRecord lies in the segment, for the
+// kpack's own note, after Xen's in the PT_NOTE: where the PackerRecord lies in the segment, for the
 // host tools (a bzImage says it with kernel_info_offset). Loaders skip it: QEMU and rust-vmm stop
 // at the Xen note, which comes first.
 inline constexpr char kKpackNoteName[8] = {'k', 'p', 'a', 'c', 'k', '\0', '\0', '\0'};  // namesz 6
 inline constexpr uint32_t kKpackNoteNameSize = 6;
-inline constexpr uint32_t kKpackNoteRecord = 1;
+inline constexpr uint32_t kKpackNotePackerRecord = 1;
 struct KpackNote {
-  elf::Nhdr header;  // namesz 6, descsz 8, type kKpackNoteRecord
+  elf::Nhdr header;  // namesz 6, descsz 8, type kKpackNotePackerRecord
   char name[8];
-  ul64 record_offset;  // from the start of the PT_LOAD's bytes (the protected-mode part)
+  ul64 packer_record_offset;  // from the start of the PT_LOAD's bytes (the protected-mode part)
 };
 static_assert(sizeof(KpackNote) == 28);
 static_assert(offsetof(KpackNote, name) == 12);
-static_assert(offsetof(KpackNote, record_offset) == 20);
+static_assert(offsetof(KpackNote, packer_record_offset) == 20);
 
 // The headers as kpack writes them at file offset 0; the rest of the page is zeros.
 struct KpackElfHeaders {

@@ -24,12 +24,12 @@ inline constexpr const char* codec_name(Codec codec) {
   return "unknown";
 }
 
-inline constexpr uint8_t kStubRecordMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
-inline constexpr uint32_t kStubRecordVersion = 4;  // 4: the XXH3 digest covers the compressed bytes
-// The stub blob is padded to this, and the StubRecord record starts right after it.
-inline constexpr uint32_t kStubRecordAlign = 16;
+inline constexpr uint8_t kPackerRecordMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
+inline constexpr uint32_t kPackerRecordVersion = 4;  // 4: the XXH3 digest covers the compressed bytes
+// The stub blob is padded to this, and the PackerRecord starts right after it.
+inline constexpr uint32_t kPackerRecordAlign = 16;
 
-// StubRecord::flags
+// PackerRecord::flags
 inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
 // The kernel runs with 5-level paging when the CPU has it (CONFIG_X86_5LEVEL): the stub hands it over
 // with CR4.LA57 on unless the command line says no5lvl, as the stock decompressor does.
@@ -42,7 +42,7 @@ inline constexpr uint32_t kStubKnownFlags =
     kStubRandomizeRawPhysically | kStubKernelFiveLevel | kStubKernelAcceptsMemory;
 static_assert((kStubRandomizeRawPhysically & kStubKernelFiveLevel) == 0 && kStubKnownFlags == 0x7);
 
-// What proves a frame right (StubRecord::digest).
+// What proves a frame right (PackerRecord::digest).
 enum class FrameDigest : uint32_t {
   kNone = 0,        // raw payloads: the loader's bytes are used as they are
   kFrameCheck = 1,  // the format's own check, computed by its decoder anyway (gzip CRC32, xz CRC32)
@@ -66,7 +66,7 @@ constexpr FrameDigest digest_for(Codec codec) {
   return FrameDigest::kNone;
 }
 
-struct StubRecord {
+struct PackerRecord {
   uint8_t magic[8];
   ul32 version;
   ul32 codec;               // Codec
@@ -82,19 +82,19 @@ struct StubRecord {
   ul32 frame_count;         // 0 for raw payloads
   ul32 reserved;
 };
-static_assert(sizeof(StubRecord) == 88);
-static_assert(offsetof(StubRecord, version) == 8);
-static_assert(offsetof(StubRecord, codec) == 12);
-static_assert(offsetof(StubRecord, payload_offset) == 16);
-static_assert(offsetof(StubRecord, payload_size) == 24);
-static_assert(offsetof(StubRecord, image_size) == 32);
-static_assert(offsetof(StubRecord, min_kernel_address) == 40);
-static_assert(offsetof(StubRecord, kernel_alignment) == 48);
-static_assert(offsetof(StubRecord, relocations_size) == 56);
-static_assert(offsetof(StubRecord, flags) == 64);
-static_assert(offsetof(StubRecord, digest) == 68);
-static_assert(offsetof(StubRecord, frame_table_offset) == 72);
-static_assert(offsetof(StubRecord, frame_count) == 80);
+static_assert(sizeof(PackerRecord) == 88);
+static_assert(offsetof(PackerRecord, version) == 8);
+static_assert(offsetof(PackerRecord, codec) == 12);
+static_assert(offsetof(PackerRecord, payload_offset) == 16);
+static_assert(offsetof(PackerRecord, payload_size) == 24);
+static_assert(offsetof(PackerRecord, image_size) == 32);
+static_assert(offsetof(PackerRecord, min_kernel_address) == 40);
+static_assert(offsetof(PackerRecord, kernel_alignment) == 48);
+static_assert(offsetof(PackerRecord, relocations_size) == 56);
+static_assert(offsetof(PackerRecord, flags) == 64);
+static_assert(offsetof(PackerRecord, digest) == 68);
+static_assert(offsetof(PackerRecord, frame_table_offset) == 72);
+static_assert(offsetof(PackerRecord, frame_count) == 80);
 
 // One frame of a compressed payload. The frames cover the payload and the payload's ELF file (then
 // the relocation table) contiguously and in order, so any frame can be decoded on its own, on any
@@ -105,7 +105,7 @@ struct FrameEntry {
   ul64 payload_size;    // compressed bytes
   ul64 file_offset;     // where the decoded bytes start in the ELF file (the relocation table: its end)
   ul64 size;            // decoded bytes
-  ul64 digest;          // XXH3-64 of the compressed bytes when StubRecord::digest says so, else 0
+  ul64 digest;          // XXH3-64 of the compressed bytes when PackerRecord::digest says so, else 0
 };
 static_assert(sizeof(FrameEntry) == 40);
 static_assert(offsetof(FrameEntry, payload_size) == 8);
@@ -116,7 +116,9 @@ inline constexpr uint32_t kMaxFrames = 65536;
 
 // Where the record sits in the protected-mode part of a kpack image, given the setup header's
 // kernel_info_offset (kernel_info follows the record).
-constexpr uint64_t stub_record_offset(uint64_t kernel_info_offset) { return kernel_info_offset - sizeof(StubRecord); }
+constexpr uint64_t packer_record_offset(uint64_t kernel_info_offset) {
+  return kernel_info_offset - sizeof(PackerRecord);
+}
 
 }  // namespace kpack
 

@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!image) return check_message(image.error()), 0;
   FUZZ_CHECK(image->payload_size > 0 && image->payload_offset + image->payload_size <= size);
   FUZZ_CHECK(image->setup_size < size && image->payload_offset >= image->setup_size);
-  if (image->kpack) FUZZ_CHECK(uint32_t{image->kpack->codec} < kCodecCount);
+  if (image->packer_record) FUZZ_CHECK(uint32_t{image->packer_record->codec} < kCodecCount);
   check_split(extract_kernel(*image, file, kName, kMaxDecoded));
   check_info(file);
   return 0;

@@ -39,7 +39,7 @@ void check_accepted(const KpackElf& elf, std::span<const uint8_t> file) {
   FUZZ_CHECK(elf.pvh_entry == load.paddr + elf.stub.pvh_entry);
   FUZZ_CHECK(elf.notes >= 2);
   const PackedPayload& payload = elf.payload;
-  FUZZ_CHECK(payload.kpack.has_value());
+  FUZZ_CHECK(payload.packer_record.has_value());
   FUZZ_CHECK(payload.protected_offset == load.offset);
   FUZZ_CHECK(payload.payload_offset >= load.offset && payload.payload_size > 0);
   FUZZ_CHECK(payload.payload_offset - load.offset <= load.filesz &&

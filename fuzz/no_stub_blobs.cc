@@ -1,6 +1,6 @@
 // The seed generator packs images with the packer's own code but never boots them, so zero-filled
 // blobs of the right shape stand in for the stub: two sectors of setup, and a one-page "stub"
-// holding only the layout block the packer reads (formats/kpack_image.h), after which the StubRecord
+// holding only the layout block the packer reads (formats/kpack_image.h), after which the PackerRecord
 // record goes.
 #include <cstring>
 

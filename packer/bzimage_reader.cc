@@ -14,7 +14,7 @@
 #include "packer/input_kind.h"
 #include "packer/layout.h"
 #include "stub/unpack/frame_table.h"
-#include "stub/entry/record_check.h"
+#include "stub/entry/packer_record_check.h"
 
 namespace kpack {
 
@@ -27,29 +27,29 @@ bool fits(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= lim
 
 // A kpack image's record sits right before its kernel_info (formats/kpack_image.h); a stock image
 // has other bytes there. The record is checked exactly as the stub checks it.
-Result<std::optional<StubRecord>> read_stub_record(std::span<const uint8_t> protected_mode, const BzImage& image,
-                                                   const std::string& name) {
+Result<std::optional<PackerRecord>> find_packer_record(std::span<const uint8_t> protected_mode, const BzImage& image,
+                                                       const std::string& name) {
   const uint64_t kernel_info = image.header.kernel_info_offset;
-  if (image.header.version < 0x020F || kernel_info < sizeof(StubRecord) || kernel_info > protected_mode.size())
-    return std::optional<StubRecord>();
-  const uint64_t at = stub_record_offset(kernel_info);
-  if (std::memcmp(protected_mode.data() + at, kStubRecordMagic, sizeof(kStubRecordMagic)) != 0)
-    return std::optional<StubRecord>();
-  const auto info = KPACK_TRY_RESULT(check_kpack_record(protected_mode, at, image.setup_size, name));
+  if (image.header.version < 0x020F || kernel_info < sizeof(PackerRecord) || kernel_info > protected_mode.size())
+    return std::optional<PackerRecord>();
+  const uint64_t at = packer_record_offset(kernel_info);
+  if (std::memcmp(protected_mode.data() + at, kPackerRecordMagic, sizeof(kPackerRecordMagic)) != 0)
+    return std::optional<PackerRecord>();
+  const auto info = KPACK_TRY_RESULT(read_packer_record(protected_mode, at, image.setup_size, name));
   const std::string where = " (kpack record at " + hex(image.setup_size + at) + ")";
   if (info.payload_offset != image.header.payload_offset || info.payload_size != image.header.payload_length)
     return error_in(name, "the kpack record's payload (offset " + hex(info.payload_offset) + ", " +
                               std::to_string(info.payload_size) + " bytes) disagrees with the setup header's" +
                               " (offset " + hex(image.header.payload_offset) + ", " +
                               std::to_string(image.header.payload_length) + " bytes)" + where);
-  return std::optional<StubRecord>(info);
+  return std::optional<PackerRecord>(info);
 }
 
 // A kpack image's frames are proven as the stub proves them: the frame table checked as the stub
 // checks it, and each frame's digest against its compressed bytes.
 Status check_frames(const PackedPayload& image, std::span<const uint8_t> file, std::span<const uint8_t> decoded,
                     const std::string& name) {
-  const StubRecord& info = *image.kpack;
+  const PackerRecord& info = *image.packer_record;
   uint64_t count = info.frame_count, at = image.protected_offset + info.frame_table_offset;
   if (count == 0 || !fits(at, count * sizeof(FrameEntry), file.size()))
     return error_in(name, "the frame table lies outside the file");
@@ -72,16 +72,16 @@ Status check_frames(const PackedPayload& image, std::span<const uint8_t> file, s
 
 }  // namespace
 
-Result<StubRecord> check_kpack_record(std::span<const uint8_t> protected_part, uint64_t at, uint64_t file_offset,
-                                      const std::string& name) {
+Result<PackerRecord> read_packer_record(std::span<const uint8_t> protected_part, uint64_t at, uint64_t file_offset,
+                                        const std::string& name) {
   const std::string where = " (kpack record at " + hex(file_offset + at) + ")";
-  if (at > protected_part.size() || protected_part.size() - at < sizeof(StubRecord))
+  if (at > protected_part.size() || protected_part.size() - at < sizeof(PackerRecord))
     return error_in(name, "the kpack record lies outside the protected-mode part" + where);
-  const auto info = get<StubRecord>(protected_part, at);
-  if (info.version != kStubRecordVersion)
+  const auto info = get<PackerRecord>(protected_part, at);
+  if (info.version != kPackerRecordVersion)
     return error_in(name, "written by a kpack with record version " + std::to_string(info.version) +
-                              ", this kpack reads version " + std::to_string(kStubRecordVersion) + where);
-  StubStatus status = check_stub_record(info, at);
+                              ", this kpack reads version " + std::to_string(kPackerRecordVersion) + where);
+  StubStatus status = check_packer_record(info, at);
   if (!status.ok())
     return error_in(name, std::string(status.message) + " (" + hex(status.a) + ", " + hex(status.b) + ")" + where);
   // The record is checked, so its image size is what the packer wrote: a file shorter than that
@@ -154,8 +154,8 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
   }
   image.format = *format;
 
-  image.kpack = KPACK_TRY_RESULT(read_stub_record(protected_mode, image, name));
-  if (image.kpack) image.kpack_record_offset = stub_record_offset(hdr.kernel_info_offset);
+  image.packer_record = KPACK_TRY_RESULT(find_packer_record(protected_mode, image, name));
+  if (image.packer_record) image.packer_record_offset = packer_record_offset(hdr.kernel_info_offset);
   return image;
 }
 
@@ -217,7 +217,7 @@ Result<KernelPayload> extract_kernel(const PackedPayload& image, std::span<const
     return error_in(name, "payload lies outside the file");
   std::vector<uint8_t> data = KPACK_TRY_RESULT(
       decode_stream(image.format, file.subspan(image.payload_offset, image.payload_size), name, max_output));
-  if (image.kpack && image.kpack->codec != static_cast<uint32_t>(Codec::kRaw))
+  if (image.packer_record && image.packer_record->codec != static_cast<uint32_t>(Codec::kRaw))
     KPACK_TRY_RESULT(check_frames(image, file, data, name));
   uint64_t extent = KPACK_TRY_RESULT(elf_file_extent(data, name));
 
@@ -226,7 +226,7 @@ Result<KernelPayload> extract_kernel(const PackedPayload& image, std::span<const
   data.resize(extent);
   kernel.elf = std::move(data);
   // A raw payload leaves long zero runs out of its segments (layout.h): the vmlinux gets them back.
-  if (image.kpack && image.kpack->codec == static_cast<uint32_t>(Codec::kRaw))
+  if (image.packer_record && image.packer_record->codec == static_cast<uint32_t>(Codec::kRaw))
     kernel.elf = join_left_out_zeros(std::move(kernel.elf), max_output);
   return kernel;
 }

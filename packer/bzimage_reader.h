@@ -23,8 +23,8 @@ struct PackedPayload {
   uint64_t payload_offset = 0;    // from the start of the file
   uint64_t payload_size = 0;
   StreamFormat format = StreamFormat::kRaw;
-  std::optional<StubRecord> kpack;   // present when the image was written by kpack, and checked
-  uint64_t kpack_record_offset = 0;  // where that record sits in the protected-mode part
+  std::optional<PackerRecord> packer_record;  // present when the image was written by kpack, and checked
+  uint64_t packer_record_offset = 0;          // where that record sits in the protected-mode part
 };
 
 struct BzImage : PackedPayload {
@@ -41,8 +41,8 @@ Result<BzImage> read_bzimage(std::span<const uint8_t> file, const std::string& n
 // The kpack record at `at` in `protected_part` (its magic already seen), checked exactly as the stub
 // checks it, and against the part's size. `file_offset` is the part's offset in the file, for
 // messages.
-Result<StubRecord> check_kpack_record(std::span<const uint8_t> protected_part, uint64_t at, uint64_t file_offset,
-                                      const std::string& name);
+Result<PackerRecord> read_packer_record(std::span<const uint8_t> protected_part, uint64_t at, uint64_t file_offset,
+                                        const std::string& name);
 
 struct KernelPayload {
   std::vector<uint8_t> elf;     // the vmlinux ELF, byte for byte as stored in the payload

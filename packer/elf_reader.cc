@@ -58,7 +58,7 @@ bool is_xen_pvh(const Note& note) {
          named(note, std::span(reinterpret_cast<const uint8_t*>(elf::kXenNoteName), sizeof(elf::kXenNoteName)));
 }
 bool is_kpack(const Note& note) {
-  return note.type == kKpackNoteRecord &&
+  return note.type == kKpackNotePackerRecord &&
          named(note, std::span(reinterpret_cast<const uint8_t*>(kKpackNoteName), kKpackNoteNameSize));
 }
 
@@ -151,12 +151,13 @@ Status check_entries(std::span<const uint8_t> part, const std::string& name, Kpa
 }
 
 // The kpack record at `at`, and the payload it locates.
-Status read_record(std::span<const uint8_t> file, uint64_t at, const std::string& name, KpackElf& out) {
+Status read_packer_record_and_payload(std::span<const uint8_t> file, uint64_t at, const std::string& name,
+                                      KpackElf& out) {
   std::span<const uint8_t> part = out.protected_part(file);
-  if (!fits(at, sizeof(StubRecord), part.size()) ||
-      std::memcmp(part.data() + at, kStubRecordMagic, sizeof(kStubRecordMagic)) != 0)
+  if (!fits(at, sizeof(PackerRecord), part.size()) ||
+      std::memcmp(part.data() + at, kPackerRecordMagic, sizeof(kPackerRecordMagic)) != 0)
     return error_in(name, "no kpack record at " + hex(out.load.offset + at) + ", where its kpack note says");
-  StubRecord info = KPACK_TRY_RESULT(check_kpack_record(part, at, out.load.offset, name));
+  PackerRecord info = KPACK_TRY_RESULT(read_packer_record(part, at, out.load.offset, name));
   if (info.image_size != part.size())
     return error_in(name, "the kpack record's image size " + std::to_string(info.image_size) + " is not the " +
                               std::to_string(part.size()) + " bytes of its PT_LOAD");
@@ -164,8 +165,8 @@ Status read_record(std::span<const uint8_t> file, uint64_t at, const std::string
   payload.protected_offset = out.load.offset;
   payload.payload_offset = out.load.offset + info.payload_offset;
   payload.payload_size = info.payload_size;
-  payload.kpack = info;
-  payload.kpack_record_offset = at;
+  payload.packer_record = info;
+  payload.packer_record_offset = at;
   std::optional<StreamFormat> format = detect_stream_format(part.subspan(info.payload_offset, info.payload_size));
   if (!format) return error_in(name, "unknown payload format at " + hex(payload.payload_offset));
   payload.format = *format;
@@ -197,7 +198,7 @@ Result<KpackElf> read_kpack_elf(std::span<const uint8_t> file, const std::string
   KPACK_TRY_RESULT(read_load_segment(file, name, elf));
   uint64_t record = KPACK_TRY_RESULT(read_notes(file, name, elf));
   KPACK_TRY_RESULT(check_entries(elf.protected_part(file), name, elf));
-  KPACK_TRY_RESULT(read_record(file, record, name, elf));
+  KPACK_TRY_RESULT(read_packer_record_and_payload(file, record, name, elf));
   return elf;
 }
 

@@ -71,10 +71,10 @@ KpackElfHeaders headers(const ProtectedPart& part, const ElfLoad& load) {
   std::memcpy(h.pvh.name, elf::kXenNoteName, sizeof(h.pvh.name));
   h.pvh.entry = load.address + part.stub.pvh_entry;
   h.kpack.header.namesz = kKpackNoteNameSize;
-  h.kpack.header.descsz = sizeof(h.kpack.record_offset);
-  h.kpack.header.type = kKpackNoteRecord;
+  h.kpack.header.descsz = sizeof(h.kpack.packer_record_offset);
+  h.kpack.header.type = kKpackNotePackerRecord;
   std::memcpy(h.kpack.name, kKpackNoteName, sizeof(h.kpack.name));
-  h.kpack.record_offset = part.record_offset;
+  h.kpack.packer_record_offset = part.packer_record_offset;
   return h;
 }
 

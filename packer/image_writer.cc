@@ -144,9 +144,9 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
 }
 
 // Where each piece of the protected-mode part goes, as offsets into it:
-// stub | StubRecord | kernel_info | frame table | padding | payload.
+// stub | PackerRecord | kernel_info | frame table | padding | payload.
 struct PartLayout {
-  uint64_t record = 0;
+  uint64_t packer_record = 0;
   uint64_t kernel_info = 0;
   uint64_t frame_table = 0;
   uint64_t payload = 0;
@@ -156,8 +156,8 @@ struct PartLayout {
 
 PartLayout headers_after(uint64_t stub_size) {
   PartLayout part;
-  part.record = stub_size;
-  part.kernel_info = part.record + sizeof(StubRecord);
+  part.packer_record = stub_size;
+  part.kernel_info = part.packer_record + sizeof(PackerRecord);
   part.frame_table = part.kernel_info + sizeof(boot::KernelInfo);
   return part;
 }
@@ -200,12 +200,12 @@ std::vector<uint8_t> setup_sectors(std::span<const uint8_t> setup, const std::op
   return image;
 }
 
-StubRecord make_record(const KernelInput& input, const PackOptions& options, const PartLayout& part,
-                       const Payload& payload) {
+PackerRecord make_packer_record(const KernelInput& input, const PackOptions& options, const PartLayout& part,
+                                const Payload& payload) {
   const bool raw = options.compress.codec == Codec::kRaw;
-  StubRecord info{};
-  std::memcpy(info.magic, kStubRecordMagic, sizeof(info.magic));
-  info.version = kStubRecordVersion;
+  PackerRecord info{};
+  std::memcpy(info.magic, kPackerRecordMagic, sizeof(info.magic));
+  info.version = kPackerRecordVersion;
   info.codec = static_cast<uint32_t>(options.compress.codec);
   info.payload_offset = part.payload;
   info.payload_size = payload.bytes.size();
@@ -223,11 +223,11 @@ StubRecord make_record(const KernelInput& input, const PackOptions& options, con
 }
 
 // The protected-mode part's bytes: the stub and what follows it.
-std::vector<uint8_t> protected_bytes(std::span<const uint8_t> stub, const StubRecord& record, const Payload& payload,
+std::vector<uint8_t> protected_bytes(std::span<const uint8_t> stub, const PackerRecord& record, const Payload& payload,
                                      const PartLayout& part) {
   std::vector<uint8_t> bytes(part.size, 0);
   std::memcpy(bytes.data(), stub.data(), stub.size());
-  put(bytes, part.record, record);
+  put(bytes, part.packer_record, record);
   for (size_t i = 0; i < payload.frames.size(); ++i)
     put(bytes, part.frame_table + i * sizeof(FrameEntry), payload.frames[i]);
   boot::KernelInfo kernel_info{};
@@ -248,7 +248,7 @@ uint64_t kernel_floor(const KernelInput& input, const PackOptions& options) {
 
 Result<ProtectedPart> build_protected_part(const KernelInput& input, const PackOptions& options,
                                            const ImageBlobs& blobs, const std::string& name) {
-  if (blobs.stub.size() % kStubRecordAlign) return error_in(name, "internal error: bad stub blob");
+  if (blobs.stub.size() % kPackerRecordAlign) return error_in(name, "internal error: bad stub blob");
   StubLayout stub_layout = KPACK_TRY_RESULT(read_stub_layout(blobs.stub, name));
   // The payload first: its frame count decides where it starts.
   PartLayout part = headers_after(blobs.stub.size());
@@ -258,9 +258,9 @@ Result<ProtectedPart> build_protected_part(const KernelInput& input, const PackO
                            : build_compressed_payload(input, options, name));
   KPACK_TRY_RESULT(place_payload(input, raw, payload, part, name));
   ProtectedPart out;
-  out.bytes = protected_bytes(blobs.stub, make_record(input, options, part, payload), payload, part);
+  out.bytes = protected_bytes(blobs.stub, make_packer_record(input, options, part, payload), payload, part);
   out.stub = stub_layout;
-  out.record_offset = part.record;
+  out.packer_record_offset = part.packer_record;
   out.kernel_info_offset = part.kernel_info;
   out.payload_offset = part.payload;
   out.payload_size = payload.bytes.size();

@@ -1,5 +1,5 @@
 // Assembles a kpack image: the real-mode setup sectors with a complete setup header, the stub, the
-// StubRecord and kernel_info records, and the payload. The protected-mode part (all but the setup
+// PackerRecord and kernel_info records, and the payload. The protected-mode part (all but the setup
 // sectors) is a pass of its own, which the ELF output (elf_writer.h) carries as it is.
 #pragma once
 
@@ -50,7 +50,7 @@ struct PackOptions {
 
 struct ImageBlobs {
   std::span<const uint8_t> setup;  // real-mode setup sectors, header area zeroed
-  std::span<const uint8_t> stub;   // protected-mode stub, ends where StubRecord goes
+  std::span<const uint8_t> stub;   // protected-mode stub, ends where PackerRecord goes
 };
 
 // The blobs built into this kpack binary: the setup, and the stub with `codec`'s decoder.
@@ -62,9 +62,9 @@ uint64_t kernel_floor(const KernelInput& input, const PackOptions& options);
 // What the stub needs loaded, contiguously, at any 4 KiB-aligned address: the stub, its record,
 // kernel_info, the frame table and the payload.
 struct ProtectedPart {
-  std::vector<uint8_t> bytes;  // the record's image_size bytes
-  StubLayout stub;             // the stub's layout block
-  uint64_t record_offset = 0;  // the StubRecord; kernel_info follows it
+  std::vector<uint8_t> bytes;         // the record's image_size bytes
+  StubLayout stub;                    // the stub's layout block
+  uint64_t packer_record_offset = 0;  // the PackerRecord; kernel_info follows it
   uint64_t kernel_info_offset = 0;
   uint64_t payload_offset = 0;
   uint64_t payload_size = 0;

@@ -23,7 +23,7 @@ namespace {
 void print_setup_header(const BzImage& image, std::span<const uint8_t> file, const std::string& path, std::FILE* out) {
   const boot::SetupHeader& h = image.header;
   auto field = [&](const char* name, uint64_t value) { std::fprintf(out, "  %-20s 0x%" PRIx64 "\n", name, value); };
-  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image.kpack ? "kpack" : "stock", file.size());
+  std::fprintf(out, "%s: %s image, %zu bytes\n", path.c_str(), image.packer_record ? "kpack" : "stock", file.size());
   std::fprintf(out, "setup header (boot protocol %u.%02u):\n", h.version >> 8, h.version & 0xFF);
   field("setup_sects", h.setup_sects);
   field("syssize", h.syssize);
@@ -71,13 +71,13 @@ void print_payload(const PackedPayload& image, std::span<const uint8_t> file, co
   KernelHeaders raw;
   uint32_t runs = 0;
   const uint8_t* stored = file.data() + image.payload_offset;
-  if (image.kpack && image.kpack->codec == static_cast<uint32_t>(Codec::kRaw) &&
+  if (image.packer_record && image.packer_record->codec == static_cast<uint32_t>(Codec::kRaw) &&
       parse_kernel_headers(stored, image.payload_size, image.payload_size, &raw).ok()) {
     // In place when the protected-mode part at 1 MiB (QEMU -kernel) puts every segment where it runs.
     // (An ELF's PT_LOAD says where it lies: its view above says so.)
     uint64_t first = kDefaultLoadAddress + (image.payload_offset - image.protected_offset) + raw.segments[0].offset;
     if (!looks_like_bzimage(file)) {
-    } else if (mirrors_physical(raw) && first == image.kpack->min_kernel_address)
+    } else if (mirrors_physical(raw) && first == image.packer_record->min_kernel_address)
       std::fprintf(out,
                    "layout: in-place (--layout in-place: loaded at 1 MiB, as QEMU -kernel loads it, every segment "
                    "already lies where it runs; the stub moves nothing)\n");
@@ -105,7 +105,7 @@ void print_payload(const PackedPayload& image, std::span<const uint8_t> file, co
 
 // What the kpack record tells the stub: codec, floor, frames, what it randomizes, and who accepts
 // a confidential VM's memory.
-void print_kpack_record(const StubRecord& info, const KernelHeaders& kernel, std::FILE* out) {
+void print_packer_record(const PackerRecord& info, const KernelHeaders& kernel, std::FILE* out) {
   Codec codec = static_cast<Codec>(uint32_t{info.codec});
   std::fprintf(out, "kpack: codec %s, kernel runs at or above 0x%" PRIx64 "%s\n", codec_name(codec),
                uint64_t{info.min_kernel_address},
@@ -144,7 +144,7 @@ void print_kernel(const KernelHeaders& k, std::FILE* out) {
 // kpack's ELF output: the headers the VMMs read, and why the image lies where it does.
 void print_elf_view(const KpackElf& elf, std::span<const uint8_t> file, const KernelHeaders& kernel,
                     const std::string& path, std::FILE* out) {
-  const StubRecord& info = *elf.payload.kpack;
+  const PackerRecord& info = *elf.payload.packer_record;
   std::fprintf(out, "%s: kpack ELF image (%s), %zu bytes\n", path.c_str(),
                codec_name(static_cast<Codec>(uint32_t{info.codec})), file.size());
   std::fprintf(out,
@@ -166,7 +166,7 @@ void print_elf_view(const KpackElf& elf, std::span<const uint8_t> file, const Ke
                "  Xen PHYS32_ENTRY: PVH entry 0x%08" PRIx64
                " (32-bit, paging off: QEMU -kernel, Cloud Hypervisor, Firecracker 1.12+)\n",
                elf.pvh_entry);
-  std::fprintf(out, "  kpack: record at 0x%" PRIx64 " in the PT_LOAD\n", elf.payload.kpack_record_offset);
+  std::fprintf(out, "  kpack: record at 0x%" PRIx64 " in the PT_LOAD\n", elf.payload.packer_record_offset);
   // Why there: the kernel runs at its floor with nokaslr and needs its span from there.
   const uint64_t base = elf.load.paddr, end = base + elf.load.memsz, floor = info.min_kernel_address;
   const uint64_t kernel_end = floor + kernel.span();
@@ -197,7 +197,7 @@ Status print_elf_info(std::span<const uint8_t> file, const std::string& path, st
   KernelHeaders kernel = KPACK_TRY_RESULT(parse_vmlinux(payload.elf, path));
   print_elf_view(elf, file, kernel, path, out);
   print_payload(elf.payload, file, payload, path, out);
-  print_kpack_record(*elf.payload.kpack, kernel, out);
+  print_packer_record(*elf.payload.packer_record, kernel, out);
   print_kernel(kernel, out);
   // Every ELF loader puts the PT_LOAD at its physical address: one placement to show.
   print_placement_heading(out, limits.ram_size);
@@ -224,7 +224,7 @@ Status print_image_info(std::span<const uint8_t> file, const std::string& path, 
   // A damaged PE header (rare: the loaders above need none) ends the output after the setup header.
   print_pe_view(KPACK_TRY_RESULT(read_pe_view(file, path)), out);
   print_payload(image, file, payload, path, out);
-  if (image.kpack) print_kpack_record(*image.kpack, kernel, out);
+  if (image.packer_record) print_packer_record(*image.packer_record, kernel, out);
   print_kernel(kernel, out);
   // Where the stub would put the kernel for the usual loaders, by running its engine.
   print_placement_report(image, file, out, limits.ram_size);

@@ -26,15 +26,15 @@ bool has_elf_magic(std::span<const uint8_t> file) {
 }
 
 // Where a kpack image keeps its record (formats/kpack_image.h), when the file is long enough to say.
-bool has_kpack_record(std::span<const uint8_t> file) {
+bool has_packer_record(std::span<const uint8_t> file) {
   if (file.size() < boot::kSetupHeaderEnd) return false;
   const auto header = get<boot::SetupHeader>(file, boot::kSetupHeaderOffset);
   const uint64_t setup_sects = header.setup_sects == 0 ? boot::kDefaultSetupSects : header.setup_sects;
   const uint64_t kernel_info = header.kernel_info_offset;
-  if (header.version < 0x020F || kernel_info < sizeof(StubRecord)) return false;
-  const uint64_t at = (setup_sects + 1) * boot::kSectorSize + stub_record_offset(kernel_info);
-  return at + sizeof(kStubRecordMagic) <= file.size() &&
-         std::memcmp(file.data() + at, kStubRecordMagic, sizeof(kStubRecordMagic)) == 0;
+  if (header.version < 0x020F || kernel_info < sizeof(PackerRecord)) return false;
+  const uint64_t at = (setup_sects + 1) * boot::kSectorSize + packer_record_offset(kernel_info);
+  return at + sizeof(kPackerRecordMagic) <= file.size() &&
+         std::memcmp(file.data() + at, kPackerRecordMagic, sizeof(kPackerRecordMagic)) == 0;
 }
 
 // a + b, or nothing when it overflows: a size that wraps is no size a file could have.
@@ -51,7 +51,7 @@ InputKind classify_input(std::span<const uint8_t> file) {
     return x86_64 ? InputKind::kVmlinux : InputKind::kOtherElf;
   }
   if (file.size() >= 0x206 && get<ul32>(file, 0x202) == boot::kHeaderMagic)
-    return has_kpack_record(file) ? InputKind::kKpackImage : InputKind::kBzImage;
+    return has_packer_record(file) ? InputKind::kKpackImage : InputKind::kBzImage;
   std::optional<StreamFormat> format = detect_stream_format(file);
   if (format && *format != StreamFormat::kRaw) return InputKind::kCompressed;
   return looks_like_text(file) ? InputKind::kText : InputKind::kData;

@@ -80,7 +80,7 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
     input.relocs = std::move(payload.relocs);
     input.version = version_from_banner(input.elf);
-    const bool five_level = elf.payload.kpack->flags & kStubKernelFiveLevel;
+    const bool five_level = elf.payload.packer_record->flags & kStubKernelFiveLevel;
     KPACK_TRY_RESULT(infer_kernel_facts(
         input, path, hints,
         Finding{five_level, std::string("the kpack ELF's record (") + (five_level ? "" : "no ") + "5-level flag)"}));

@@ -38,7 +38,7 @@ std::string relocations(const KernelInput& input) {
 
 // "stub and records N, payload M (lz4 level 9, 12 frames on 2 threads)"
 std::string payload(const PackedPayload& read, const PackOptions& options) {
-  const StubRecord& record = *read.kpack;
+  const PackerRecord& record = *read.packer_record;
   std::string text = "stub and records " + std::to_string(uint64_t{record.payload_offset}) + ", payload " +
                      std::to_string(read.payload_size) + " (" + codec_name(options.compress.codec);
   if (options.compress.codec != Codec::kRaw)
@@ -53,13 +53,13 @@ std::string layout(std::span<const uint8_t> image, const PackOptions& options, c
   const std::string size = "layout: " + std::to_string(image.size()) + " bytes: ";
   if (elf_load) {
     Result<KpackElf> read = read_kpack_elf(image, "");
-    if (!read || !read->payload.kpack) return "layout: unreadable";
+    if (!read || !read->payload.packer_record) return "layout: unreadable";
     return size + "ELF, its PT_LOAD at " + hex(elf_load->address) + " (" + elf_placement_name(elf_load->placement) +
            "), file offset " + hex(elf_load->file_offset) + ": " + payload(read->payload, options) + "; PVH entry " +
            hex(read->pvh_entry) + ", e_entry " + hex(read->ehdr.entry);
   }
   Result<BzImage> read = read_bzimage(image, "");
-  if (!read || !read->kpack) return "layout: unreadable";
+  if (!read || !read->packer_record) return "layout: unreadable";
   const boot::SetupHeader& h = read->header;
   return size + "setup " + std::to_string(read->setup_size) + ", " + payload(*read, options) + "; pref_address " +
          hex(h.pref_address) + ", init_size " + hex(h.init_size) + ", xloadflags " + hex(h.xloadflags);

@@ -8,7 +8,7 @@
 
 #include "packer/mapped_ram.h"
 #include "stub/machine/free_memory.h"
-#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/packer_record_unpack.h"
 
 namespace kpack {
 namespace {
@@ -41,7 +41,7 @@ class SimulatedRam final : public PhysicalMemory {
 // One load address: run the engine as the stub would and say what it did.
 void print_placement_at(const PackedPayload& image, std::span<const uint8_t> protected_part, uint64_t load,
                         const char* label, std::FILE* out, uint64_t ram_size) {
-  const StubRecord& info = *image.kpack;
+  const PackerRecord& info = *image.packer_record;
   std::fprintf(out, "  at 0x%08" PRIx64 " (%s): ", load, label);
   // Overflow-safe: a crafted pref_address may lie anywhere up to 2^64.
   if (load < kMiB || load > ram_size || protected_part.size() > ram_size - load) {
@@ -65,7 +65,7 @@ void print_placement_at(const PackedPayload& image, std::span<const uint8_t> pro
   kaslr.physical_random = 0;
   kaslr.virtual_random = ~0ull;
   StubStatus status = free.add(Range{kMiB, ram_size});
-  if (status.ok()) status = unpack_from_record(info, load, kaslr, free, ram, trace, &result);
+  if (status.ok()) status = unpack_from_packer_record(info, load, kaslr, free, ram, trace, &result);
   if (!status.ok()) {
     std::fprintf(out, "the stub halts: %s (0x%" PRIx64 ", 0x%" PRIx64 ")\n", status.message, status.a, status.b);
     return;
@@ -101,7 +101,7 @@ void print_placement_heading(std::FILE* out, uint64_t ram_size) {
 }
 
 void print_placement_report(const BzImage& image, std::span<const uint8_t> file, std::FILE* out, uint64_t ram_size) {
-  if (!image.kpack) return;
+  if (!image.packer_record) return;
   const boot::SetupHeader& h = image.header;
   uint64_t alignment = h.kernel_alignment ? uint64_t{h.kernel_alignment} : 2 * kMiB;
   print_placement_heading(out, ram_size);

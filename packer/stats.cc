@@ -44,7 +44,7 @@ std::optional<double> number_after(const std::string& text, const std::string& l
   return value;
 }
 
-std::string kaslr_text(const RunRecord& run) {
+std::string kaslr_text(const RunReport& run) {
   uint32_t flags = run.flags;
   if (flags & kRunInPlace) return "none (raw, run where the loader put it)";
   std::string text;
@@ -114,28 +114,28 @@ Result<std::vector<std::string>> node_names(const std::string& directory) {
 
 // A node's type file unreadable (setup_data under /sys/kernel is root's) is an error, so that a
 // user without root is not told that the system was not booted by kpack.
-Result<bool> is_run_record_node(const std::string& node) {
+Result<bool> is_run_report_node(const std::string& node) {
   std::vector<uint8_t> bytes = KPACK_TRY_RESULT(read_file(node + "/type"));
   std::string type(bytes.begin(), bytes.end());
-  return !type.empty() && std::strtoull(type.c_str(), nullptr, 0) == kSetupKpackRunRecord;
+  return !type.empty() && std::strtoull(type.c_str(), nullptr, 0) == kSetupKpackRunReport;
 }
 
 }  // namespace
 
-Result<RunRecord> parse_run_record(std::span<const uint8_t> data, const std::string& path) {
-  if (data.size() < offsetof(RunRecord, codec) || std::memcmp(data.data(), kRunRecordMagic, sizeof(kRunRecordMagic)))
-    return error_in(path, "is not a kpack run record (no kpackRUN magic)");
-  uint32_t version = load_le<uint32_t>(data.data() + offsetof(RunRecord, version));
-  if (version != kRunRecordVersion)
+Result<RunReport> parse_run_report(std::span<const uint8_t> data, const std::string& path) {
+  if (data.size() < offsetof(RunReport, codec) || std::memcmp(data.data(), kRunReportMagic, sizeof(kRunReportMagic)))
+    return error_in(path, "is not a kpack run report (no kpackRUN magic)");
+  uint32_t version = load_le<uint32_t>(data.data() + offsetof(RunReport, version));
+  if (version != kRunReportVersion)
     return error_in(path,
-                    format("is a version %u run record; this kpack reads version %u", version, kRunRecordVersion));
-  if (data.size() != sizeof(RunRecord) ||
-      load_le<uint32_t>(data.data() + offsetof(RunRecord, size)) != sizeof(RunRecord))
-    return error_in(path, format("is %zu bytes; a version %u run record is %zu", data.size(), kRunRecordVersion,
-                                 sizeof(RunRecord)));
-  RunRecord run;
+                    format("is a version %u run report; this kpack reads version %u", version, kRunReportVersion));
+  if (data.size() != sizeof(RunReport) ||
+      load_le<uint32_t>(data.data() + offsetof(RunReport, size)) != sizeof(RunReport))
+    return error_in(path, format("is %zu bytes; a version %u run report is %zu", data.size(), kRunReportVersion,
+                                 sizeof(RunReport)));
+  RunReport run;
   std::memcpy(static_cast<void*>(&run), data.data(), sizeof(run));
-  if (run.phase_count > kRunRecordMaxPhases) return error_in(path, "has more phases than a run record holds");
+  if (run.phase_count > kRunReportMaxPhases) return error_in(path, "has more phases than a run report holds");
   for (uint32_t i = 0; i < run.phase_count; ++i)
     if (run.phases[i].id >= kRunPhaseKinds)
       return error_in(path, format("has an unknown phase %u", uint32_t{run.phases[i].id}));
@@ -173,11 +173,11 @@ std::optional<uint64_t> efi_microseconds(std::span<const uint8_t> variable) {
   return value;
 }
 
-std::vector<std::string> describe_run_record(const RunRecord& run, const std::string& node,
+std::vector<std::string> describe_run_report(const RunReport& run, const std::string& node,
                                              const std::optional<TscRate>& rate,
                                              const std::optional<LoaderTimes>& loader) {
   std::vector<std::string> lines;
-  lines.push_back("kpack run record: " + node + " (version " + std::to_string(uint32_t{run.version}) + ")");
+  lines.push_back("kpack run report: " + node + " (version " + std::to_string(uint32_t{run.version}) + ")");
   lines.push_back(format("entry: %s; codec: %s", run_entry_name(static_cast<RunEntry>(uint32_t{run.entry})),
                          codec_name(static_cast<Codec>(uint32_t{run.codec}))));
   lines.push_back(format("kernel: at %#llx, entry %#llx; KASLR: %s", number(run.kernel_base), number(run.kernel_entry),
@@ -211,27 +211,27 @@ Status print_stats(const std::string& directory, std::FILE* out) {
   bool this_system = directory.empty();
   std::string root = this_system ? kSetupDataDirectory : directory;
   // One message whether the directory is missing (the kernel makes it only when its loader passed
-  // it setup_data, which a kpack stub always does) or holds no run record (setup_data from firmware
+  // it setup_data, which a kpack stub always does) or holds no run report (setup_data from firmware
   // or another loader).
   const std::string not_kpack =
-      format("this system was not booted by a kpack image: no kpack run record (type %#x) in %s", kSetupKpackRunRecord,
+      format("this system was not booted by a kpack image: no kpack run report (type %#x) in %s", kSetupKpackRunReport,
              root.c_str());
   std::error_code error;
   if (this_system && !std::filesystem::exists(root, error) && !error) return Error{not_kpack};
   for (const std::string& name : KPACK_TRY_RESULT(node_names(root))) {
     std::string node = root + "/" + name;
-    if (!KPACK_TRY_RESULT(is_run_record_node(node))) continue;
+    if (!KPACK_TRY_RESULT(is_run_report_node(node))) continue;
     std::vector<uint8_t> data = KPACK_TRY_RESULT(read_file(node + "/data"));
-    RunRecord run = KPACK_TRY_RESULT(parse_run_record(data, node + "/data"));
+    RunReport run = KPACK_TRY_RESULT(parse_run_report(data, node + "/data"));
     // The loader's times are this machine's: a copied directory may come from another one.
     std::optional<LoaderTimes> loader = this_system ? system_loader_times() : std::nullopt;
-    for (const std::string& line : describe_run_record(run, "setup_data/" + name, system_tsc_rate(), loader))
+    for (const std::string& line : describe_run_report(run, "setup_data/" + name, system_tsc_rate(), loader))
       std::fprintf(out, "%s\n", line.c_str());
     return Ok{};
   }
   if (this_system) return Error{not_kpack};
-  return error_in(root, format("has no kpack run record (no setup_data of type %#x): not booted by a kpack image",
-                               kSetupKpackRunRecord));
+  return error_in(root, format("has no kpack run report (no setup_data of type %#x): not booted by a kpack image",
+                               kSetupKpackRunReport));
 }
 
 }  // namespace kpack

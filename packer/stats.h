@@ -1,4 +1,4 @@
-// kpack stats: the run record the stub left in setup_data (formats/run_record.h), read back on the
+// kpack stats: the run report the stub left in setup_data (formats/run_report.h), read back on the
 // running system from /sys/kernel/boot_params/setup_data/N/{type,data} (or a copy of that
 // directory) and printed in milliseconds.
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/run_record.h"
+#include "formats/run_report.h"
 #include "packer/result.h"
 
 namespace kpack {
@@ -30,8 +30,8 @@ struct LoaderTimes {
   uint64_t loader_us = 0;
 };
 
-// The record in the bytes of a setup_data node's data file; `path` names that file in errors.
-Result<RunRecord> parse_run_record(std::span<const uint8_t> data, const std::string& path);
+// The report in the bytes of a setup_data node's data file; `path` names that file in errors.
+Result<RunReport> parse_run_report(std::span<const uint8_t> data, const std::string& path);
 
 // The kernel's TSC rate from its log: the refined calibration when there is one (the value the
 // kernel runs with), else the first "tsc: Detected ... MHz processor".
@@ -45,11 +45,11 @@ std::optional<TscRate> tsc_rate_from_cpuinfo(const std::string& cpuinfo);
 std::optional<uint64_t> efi_microseconds(std::span<const uint8_t> variable);
 
 // The printed lines, without newlines; `rate` absent prints cycles only.
-std::vector<std::string> describe_run_record(const RunRecord& run, const std::string& node,
+std::vector<std::string> describe_run_report(const RunReport& run, const std::string& node,
                                              const std::optional<TscRate>& rate,
                                              const std::optional<LoaderTimes>& loader);
 
-// The whole of `kpack stats`: the record in `directory` (the running system's when empty).
+// The whole of `kpack stats`: the report in `directory` (the running system's when empty).
 Status print_stats(const std::string& directory, std::FILE* out);
 
 }  // namespace kpack

@@ -9,23 +9,23 @@
 #include "stub/arch/serial.h"
 #include "stub/machine/trampoline_page.h"
 #include "stub/unpack/xxh3.h"
-#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/packer_record_unpack.h"
 #include "stub/runtime/asm_symbols.h"
 
 namespace kpack {
 
 namespace {
 
-// Each phase's TSC cycle count goes to the run record and, with kpack.debug on the command line,
+// Each phase's TSC cycle count goes to the run report and, with kpack.debug on the command line,
 // to COM1.
 class DebugTrace final : public UnpackTrace {
  public:
-  DebugTrace(bool enabled, uint64_t start, RunRecord* run)
+  DebugTrace(bool enabled, uint64_t start, RunReport* run)
       : enabled_(enabled), last_(start), start_(start), run_(run) {}
   void phase(const char* name, uint64_t bytes) override {
     uint64_t now = rdtsc();
     if (enabled_) serial::print("kpack: %s bytes=%lu cycles=%lu\n", name, bytes, now - last_);
-    if (run_) record_phase(*run_, name, bytes, now - last_);
+    if (run_) report_phase(*run_, name, bytes, now - last_);
     last_ = now;
   }
   uint64_t total() const { return last_ - start_; }
@@ -34,7 +34,7 @@ class DebugTrace final : public UnpackTrace {
   bool enabled_;
   uint64_t last_;
   uint64_t start_;
-  RunRecord* run_;
+  RunReport* run_;
 };
 
 // KASLR as the stock decompressor does it unless the command line says nokaslr: both bases drawn
@@ -60,7 +60,7 @@ KaslrRequest kaslr_request(const Handover& handover, const StubOptions& options,
 
 // `start`: the TSC when the stub began; under QEMU's -icount, the instructions since reset that
 // the firmware, the loader and the 16-bit setup ran before it.
-void print_summary(const StubRecord& record, uint64_t base, const UnpackResult& result, uint64_t start,
+void print_summary(const PackerRecord& record, uint64_t base, const UnpackResult& result, uint64_t start,
                    uint64_t cycles) {
   serial::print(
       "kpack: %s image at %lx, kernel at %lx%s, physical slots %lu%s, virtual base %lx (offset %lx of %lu slots, "
@@ -82,7 +82,7 @@ constexpr uint32_t kCpuidLa57 = 1u << 16;  // CPUID 7.ECX
 
 }  // namespace
 
-bool kernel_wants_five_levels(const StubRecord& record, const StubOptions& options) {
+bool kernel_wants_five_levels(const PackerRecord& record, const StubOptions& options) {
   bool cpu_has_la57 = cpuid(0).eax >= 7 && (cpuid(7).ecx & kCpuidLa57);
   return wants_five_level_paging(record.flags & kStubKernelFiveLevel, cpu_has_la57, options.no_five_level);
 }
@@ -120,7 +120,7 @@ void stop_boot(StubStatus status, const StubOptions& options) {
   halt_with(status);
 }
 
-void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record) {
+void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const PackerRecord& record) {
   bool xxh3 = uint32_t{record.digest} == static_cast<uint32_t>(FrameDigest::kXxh3);
   serial::print(
       "kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
@@ -146,10 +146,10 @@ StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options,
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.
-  const StubRecord& record = *handover.record;
+  const PackerRecord& record = *handover.packer_record;
   uint64_t base = reinterpret_cast<uint64_t>(handover.image_base);
-  StubStatus status = unpack_from_record(record, base, kaslr, resources.env->free, memory, trace, result,
-                                         resources.workers, resources.max_workers);
+  StubStatus status = unpack_from_packer_record(record, base, kaslr, resources.env->free, memory, trace, result,
+                                                resources.workers, resources.max_workers);
   if (!status.ok()) return status;
   if (options.debug) print_summary(record, base, *result, handover.start_tsc, trace.total());
   return StubStatus::success();

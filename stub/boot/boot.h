@@ -13,25 +13,25 @@
 #include "stub/boot/handover.h"
 #include "stub/machine/boot_environment.h"
 #include "stub/options/stub_options.h"
-#include "stub/unpack/run_record.h"
+#include "stub/unpack/run_report.h"
 #include "stub/base/status.h"
 #include "stub/unpack/unpack.h"
 
 namespace kpack {
 
 // What unpack_for_boot works with besides the hand-over: memory as the caller reaches it, the
-// environment it read from boot_params, the CPUs that help decode, and the run record to fill.
+// environment it read from boot_params, the CPUs that help decode, and the run report to fill.
 struct BootResources {
   PhysicalMemory* memory = nullptr;
   const BootEnvironment* env = nullptr;
   FrameWorkers* workers = nullptr;  // the application processors, on the path after the firmware
   uint32_t max_workers = 0;
-  RunRecord* run = nullptr;  // gets each phase as kpack.debug prints it
+  RunReport* run = nullptr;  // gets each phase as kpack.debug prints it
 };
 
 // One line with kpack.debug: what was found and started, who decoded the frames, and which XXH3
 // build proved them; then the problem, if any.
-void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const StubRecord& record);
+void print_helper_counts(const HelperCounts& counts, const UnpackResult& result, const PackerRecord& record);
 
 // Stops a boot that failed once the options are known: the error line on COM1, then a halt, or with
 // panic=N (N > 0) a reset after N seconds, so that an unattended machine reaches its boot loader's
@@ -44,7 +44,7 @@ StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options,
 
 // The paging mode the kernel starts in: its startup_64 keeps the one it finds (CR4.LA57), so the
 // stub picks what the stock decompressor would (wants_five_level_paging: the record, CPUID, no5lvl).
-bool kernel_wants_five_levels(const StubRecord& record, const StubOptions& options);
+bool kernel_wants_five_levels(const PackerRecord& record, const StubOptions& options);
 bool five_level_paging_on();
 // Into the other paging mode, over the identity map that is live: `low_pages` are
 // kLevelSwitchSize bytes below 4 GiB that hold nothing live. Loads the boot GDT.

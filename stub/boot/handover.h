@@ -7,7 +7,7 @@
 
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
-#include "formats/run_record.h"
+#include "formats/run_report.h"
 
 namespace kpack {
 
@@ -21,11 +21,11 @@ struct FirmwareFacts {
 };
 
 struct Handover {
-  boot::BootParams* params = nullptr;  // the kernel's boot_params: the loader's, or the entry's own
-  uint8_t* image_base = nullptr;       // where the protected-mode part lies
-  const StubRecord* record = nullptr;  // the packer's record, already checked by the entry
+  boot::BootParams* params = nullptr;           // the kernel's boot_params: the loader's, or the entry's own
+  uint8_t* image_base = nullptr;                // where the protected-mode part lies
+  const PackerRecord* packer_record = nullptr;  // the packer's record, already checked by the entry
   RunEntry entry = RunEntry::kLegacy64;
-  uint64_t start_tsc = 0;  // when the entry began, for kpack.debug and the run record
+  uint64_t start_tsc = 0;  // when the entry began, for kpack.debug and the run report
   // Entered as a UEFI application: free memory comes from the firmware's map alone, and the kernel
   // finds the ACPI tables through the EFI system table (no BIOS scans).
   bool efi_application = false;

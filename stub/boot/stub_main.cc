@@ -61,7 +61,7 @@ class ApplicationProcessors final : public FrameWorkers {
     request_.params_addr = reinterpret_cast<uint64_t>(handover.params);
     request_.env = &env;
     request_.memory = &memory;
-    request_.image = range_of(reinterpret_cast<uint64_t>(handover.image_base), handover.record->image_size);
+    request_.image = range_of(reinterpret_cast<uint64_t>(handover.image_base), handover.packer_record->image_size);
     uint64_t cpus = options.cpus ? options.cpus : kMaxCpus;
     request_.max_cpus = static_cast<uint32_t>(cpus < kMaxCpus ? cpus : kMaxCpus);
     request_.break_trampoline = options.test_broken_trampoline;
@@ -106,7 +106,7 @@ class ApplicationProcessors final : public FrameWorkers {
             report_.problem};
   }
 
-  void print(const UnpackResult& result, const StubRecord& record) const {
+  void print(const UnpackResult& result, const PackerRecord& record) const {
     if (!debug_) return;
     print_helper_counts(counts(), result, record);
     if (tlb_pages_)
@@ -158,24 +158,24 @@ void print_ram_source(const BootEnvironment& env) {
                                       : "kpack: free memory from e820\n");
 }
 
-// The run record in a free page off the kernel and the image: the kernel reserves every setup_data
+// The run report in a free page off the kernel and the image: the kernel reserves every setup_data
 // node before it allocates anything. No room leaves the boot without one.
-void leave_run_record(boot::BootParams* params, const BootEnvironment& env, Range image, const UnpackResult& result,
-                      const HelperCounts& helpers, RunRecord& run, PhysicalMemory& memory) {
-  record_result(run, result, helpers);
+void leave_run_report(boot::BootParams* params, const BootEnvironment& env, Range image, const UnpackResult& result,
+                      const HelperCounts& helpers, RunReport& run, PhysicalMemory& memory) {
+  report_result(run, result, helpers);
   Range kernel = range_of(result.base, result.kernel.span());
   uint64_t address = 0;
-  if (!place_run_record(env.free, kernel, image, &address)) return;
-  uint8_t* node = memory.writable(address, kRunRecordNodeSize);
+  if (!place_run_report(env.free, kernel, image, &address)) return;
+  uint8_t* node = memory.writable(address, kRunReportNodeSize);
   if (!node) return;
-  link_run_record(*params, address, node, run)->kernel_entry_tsc = rdtsc();
+  link_run_report(*params, address, node, run)->kernel_entry_tsc = rdtsc();
 }
 
 // The paging mode the kernel starts in, as the stock decompressor picks it. The switch runs from
 // two low pages nothing live holds (the APs are parked by now); without such pages a kernel that
 // could have had 5 levels gets 4, but one that cannot run with 5 stops here.
 void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment& env, Range image,
-                           const StubRecord& record, const StubOptions& options) {
+                           const PackerRecord& record, const StubOptions& options) {
   bool five_levels = kernel_wants_five_levels(record, options);
   if (five_levels == five_level_paging_on()) return;
   uint64_t low_pages = 0;
@@ -191,13 +191,13 @@ void hand_over_paging_mode(const boot::BootParams& params, const BootEnvironment
 // identity map, the application processors as helpers, and any error halts with its line on COM1.
 // Returns the kernel's entry point.
 uint64_t stub_main(const Handover& handover) {
-  RunRecord run =
-      start_run_record(static_cast<Codec>(uint32_t{handover.record->codec}), handover.entry, handover.start_tsc);
+  RunReport run =
+      start_run_report(static_cast<Codec>(uint32_t{handover.packer_record->codec}), handover.entry, handover.start_tsc);
   enable_avx_registers();
   IdentityMemory memory;
   boot::BootParams* params = handover.params;
   uint8_t* image_base = handover.image_base;
-  const StubRecord& record = *handover.record;
+  const PackerRecord& record = *handover.packer_record;
   BootEnvironment env;
   StubStatus status =
       read_boot_environment(*params, reinterpret_cast<uint64_t>(params), memory, &env,
@@ -217,10 +217,10 @@ uint64_t stub_main(const Handover& handover) {
   if (!status.ok()) stop_boot(status, options);
   helpers.print(result, record);
   if (options.debug) print_stack_use(handover.entry);
-  // Both keep off the loaded image: the paging switch's low pages and the record's page.
+  // Both keep off the loaded image: the paging switch's low pages and the run report's page.
   Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
   hand_over_paging_mode(*params, env, image, record, options);
-  leave_run_record(params, env, image, result, helpers.counts(), run, memory);
+  leave_run_report(params, env, image, result, helpers.counts(), run, memory);
   return result.entry;
 }
 
@@ -229,14 +229,14 @@ uint64_t stub_main(const Handover& handover) {
 
 // entry64.S, for every entry once it runs on the stub's identity map: `entry` says which
 // (RunEntry), and `firmware` is what an EFI entry kept from the firmware (null for the others).
-extern "C" uint64_t stub_entry(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::StubRecord* record,
+extern "C" uint64_t stub_entry(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::PackerRecord* record,
                                uint32_t entry, const kpack::FirmwareFacts* firmware) {
   using namespace kpack;
   Handover handover;
   handover.start_tsc = rdtsc();
   handover.params = params;
   handover.image_base = image_base;
-  handover.record = record;
+  handover.packer_record = record;
   handover.entry = static_cast<RunEntry>(entry);
   if (firmware) {
     // A copy before anything is decoded: the EFI entry's page is free memory to the kernel.

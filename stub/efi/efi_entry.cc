@@ -21,7 +21,7 @@
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
 #include "stub/machine/efi_memory_map.h"
-#include "stub/entry/record_check.h"
+#include "stub/entry/packer_record_check.h"
 #include "stub/machine/trampoline_page.h"
 #include "stub/options/utf16_command_line.h"
 
@@ -173,7 +173,7 @@ EfiStatus store_free_memory(const Firmware& fw, boot::BootParams* params) {
 
 // A confidential VM's boot (unpack_for_boot) with the firmware's memory, on the boot CPU: each
 // range the engine writes is claimed from the firmware first; on an error every claimed page goes back.
-EfiStatus unpack_into_firmware_pages(const Firmware& fw, Handover& handover, const StubOptions& options, RunRecord* run,
+EfiStatus unpack_into_firmware_pages(const Firmware& fw, Handover& handover, const StubOptions& options, RunReport* run,
                                      UnpackResult* result) {
   handover.firmware.entropy_size =
       static_cast<uint32_t>(firmware_entropy(fw, handover.firmware.entropy, sizeof(handover.firmware.entropy)));
@@ -199,20 +199,20 @@ EfiStatus unpack_into_firmware_pages(const Firmware& fw, Handover& handover, con
     return report(fw, unpacked);
   }
   HelperCounts one_cpu{};
-  if (options.debug) print_helper_counts(one_cpu, *result, *handover.record);
-  record_result(*run, *result, one_cpu);
+  if (options.debug) print_helper_counts(one_cpu, *result, *handover.packer_record);
+  report_result(*run, *result, one_cpu);
   EfiStatus status = protect_kernel_text(fw, *result);
   if (!failed(status)) return kSuccess;
   memory.release();
   return report(fw, "cannot make the kernel's text executable", status);
 }
 
-// The run record in a page of loader data, which the kernel keeps as a setup_data node. No page
+// The run report in a page of loader data, which the kernel keeps as a setup_data node. No page
 // leaves the boot without one.
-RunRecord* leave_run_record(const Firmware& fw, const RunRecord& run, boot::BootParams* params) {
-  uint64_t address = allocate_pages(fw, kRunRecordNodeSize, kBelow4G);
+RunReport* leave_run_report(const Firmware& fw, const RunReport& run, boot::BootParams* params) {
+  uint64_t address = allocate_pages(fw, kRunReportNodeSize, kBelow4G);
   if (!address) return nullptr;
-  return link_run_record(*params, address, reinterpret_cast<uint8_t*>(address), run);
+  return link_run_report(*params, address, reinterpret_cast<uint8_t*>(address), run);
 }
 
 // The paging mode the kernel starts in, as the Linux EFI stub picks it (x86-5lvl.c): when the
@@ -222,7 +222,7 @@ struct PagingSwitch {
   uint64_t low_pages = 0;  // none: no switch
 };
 
-EfiStatus prepare_paging_switch(const Firmware& fw, const StubRecord& record, const StubOptions& options,
+EfiStatus prepare_paging_switch(const Firmware& fw, const PackerRecord& record, const StubOptions& options,
                                 PagingSwitch* out) {
   out->five_levels = kernel_wants_five_levels(record, options);
   if (out->five_levels == five_level_paging_on()) return kSuccess;
@@ -279,7 +279,7 @@ EfiStatus hand_over_to_entry64(const Firmware& fw, const Handover& handover) {
   facts->entry = handover.entry;
   facts->start_tsc = handover.start_tsc;
   facts->entropy_size = static_cast<uint32_t>(firmware_entropy(fw, facts->entropy, sizeof(facts->entropy)));
-  EfiStatus status = leave_boot_services(fw, params, handover.record->flags & kStubKernelAcceptsMemory);
+  EfiStatus status = leave_boot_services(fw, params, handover.packer_record->flags & kStubKernelAcceptsMemory);
   if (failed(status)) return status;
   enter_entry64(params, facts);
 }
@@ -287,9 +287,9 @@ EfiStatus hand_over_to_entry64(const Firmware& fw, const Handover& handover) {
 // A confidential VM: the kernel decoded into the firmware's pages on the boot CPU (see above),
 // then ExitBootServices, then the kernel. Returns only when the firmware is still up.
 EfiStatus boot_confidential_vm(const Firmware& fw, Handover& handover, const StubOptions& options) {
-  const StubRecord& record = *handover.record;
+  const PackerRecord& record = *handover.packer_record;
   boot::BootParams* params = handover.params;
-  RunRecord run = start_run_record(static_cast<Codec>(uint32_t{record.codec}), handover.entry, handover.start_tsc);
+  RunReport run = start_run_report(static_cast<Codec>(uint32_t{record.codec}), handover.entry, handover.start_tsc);
   UnpackResult result;
   PagingSwitch paging;
   EfiStatus status = store_free_memory(fw, params);
@@ -297,7 +297,7 @@ EfiStatus boot_confidential_vm(const Firmware& fw, Handover& handover, const Stu
   if (!failed(status)) status = prepare_paging_switch(fw, record, options, &paging);
   if (failed(status)) return status;
   store_pci_roms(fw, params);
-  RunRecord* left = leave_run_record(fw, run, params);
+  RunReport* left = leave_run_report(fw, run, params);
   status = leave_boot_services(fw, params, record.flags & kStubKernelAcceptsMemory);
   if (failed(status)) return status;
   if (paging.low_pages) {
@@ -318,10 +318,10 @@ EfiStatus start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given
   ConfidentialVm vm;
   EfiStatus status = check_confidential_vm(fw, &vm);
   if (failed(status)) return status;
-  const auto* record = reinterpret_cast<const StubRecord*>(__stub_end);
-  StubStatus checked = check_stub_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
+  const auto* record = reinterpret_cast<const PackerRecord*>(__stub_end);
+  StubStatus checked = check_packer_record(*record, static_cast<uint64_t>(__stub_end - startup_32));
   if (!checked.ok()) return report(fw, checked);
-  handover.record = record;
+  handover.packer_record = record;
   handover.image_base = startup_32;
   handover.entry = given ? RunEntry::kEfiHandover : RunEntry::kEfiPe;
 

@@ -1,5 +1,5 @@
 // The PVH entry's C++ before the stub relocates itself (entry64.S): boot_params made of
-// hvm_start_info, or one error line on COM1 and a halt. Like early_record.cc, this must hold no
+// hvm_start_info, or one error line on COM1 and a halt. Like early_packer_record.cc, this must hold no
 // absolute relocation (the build checks).
 #include "stub/arch/halt.h"
 #include "stub/entry/pvh_boot_params.h"

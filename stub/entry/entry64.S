@@ -58,7 +58,7 @@ startup_efi_64:
 	// Nothing may use the packer's record before it is checked: a bad one prints an error on
 	// COM1 and halts here. Runs before relocation, like build_identity_map (the build checks both).
 	leaq	startup_32(%rip), %rdi
-	call	checked_stub_record
+	call	checked_packer_record
 	movq	%rax, %r14			// the record, kept in a callee-saved register
 
 	// PVH: boot_params made of hvm_start_info, before the identity map covers what it names; a
@@ -75,7 +75,7 @@ startup_efi_64:
 	leaq	stub_page_tables(%rip), %rdi
 	leaq	startup_32(%rip), %rsi
 	movq	%r15, %rdx
-	movq	STUB_RECORD_IMAGE_SIZE(%r14), %rcx
+	movq	PACKER_RECORD_IMAGE_SIZE(%r14), %rcx
 	call	build_identity_map
 	movq	%rax, %cr3
 

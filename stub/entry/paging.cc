@@ -76,7 +76,7 @@ __attribute__((section(".data.page_tables"))) PageTables stub_page_tables;
 
 // Returns the value for CR3; halts when the windows above 4 GiB do not fit in the pool, as switching
 // would unmap the stub. `params` is read through the loader's own mapping; `image_size` comes from
-// the record checked_stub_record has already checked.
+// the record checked_packer_record has already checked.
 uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) {
   // After the 32-bit entry these tables are already live with this very map: every entry below

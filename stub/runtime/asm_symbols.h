@@ -33,8 +33,8 @@ void install_exception_handlers() KPACK_ASM_SYMBOL;
 extern uint8_t boot_stack[] KPACK_ASM_SYMBOL;
 extern uint8_t boot_stack_top[] KPACK_ASM_SYMBOL;
 
-// Before relocation (early_record.cc): the checked record, or an error line and a halt.
-const kpack::StubRecord* checked_stub_record(uint8_t* image_base) KPACK_ASM_SYMBOL;
+// Before relocation (early_packer_record.cc): the checked record, or an error line and a halt.
+const kpack::PackerRecord* checked_packer_record(uint8_t* image_base) KPACK_ASM_SYMBOL;
 
 // Before relocation (paging.cc): the stub's identity map; returns CR3, or halts with an error line
 // when the windows above 4 GiB do not fit.
@@ -48,12 +48,12 @@ extern uint64_t stub_tls[8] KPACK_ASM_SYMBOL;
 // self_relocation.cc: applies the stub's R_X86_64_RELATIVE relocations for `base`.
 void apply_relocations(uint8_t* base) KPACK_ASM_SYMBOL;
 
-// main.cc: set by entry32.S, so the run record can tell the 32-bit entry from the 64-bit one.
+// main.cc: set by entry32.S, so the run report can tell the 32-bit entry from the 64-bit one.
 extern uint8_t entered_at_startup_32 KPACK_ASM_SYMBOL;
 
 // main.cc: unpacks the kernel; returns its physical entry point, or halts.
 uint64_t stub_main(kpack::boot::BootParams* params, uint8_t* image_base,
-                   const kpack::StubRecord* record) KPACK_ASM_SYMBOL;
+                   const kpack::PackerRecord* record) KPACK_ASM_SYMBOL;
 
 // smp/ap_trampoline16.S: the application processors' trampoline, copied below 1 MiB; the labels
 // of its 32- and 64-bit parts locate its far jumps' targets in the copy.

@@ -137,14 +137,14 @@ bad_images kpack "$work/good.img" middle
 
 # --- Crafted headers and kpack records: info, extract and repacking all refuse them with one line.
 # patch_image TAG FIELD VALUE: a copy of good.img with one field set ("pref_address" in the setup
-# header, or a StubRecord field of the kpack record, which sits right before kernel_info).
+# header, or a PackerRecord field of the kpack record, which sits right before kernel_info).
 patch_image() {
     python3 - "$work/good.img" "$work/$1.img" "$2" "$3" <<'PY'
 import struct, sys
 src, dst, field, value = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 0)
 d = bytearray(open(src, "rb").read())
 setup = ((d[0x1F1] or 4) + 1) * 512
-record = setup + struct.unpack_from("<I", d, 0x268)[0] - 88  # sizeof(StubRecord), formats/kpack_image.h
+record = setup + struct.unpack_from("<I", d, 0x268)[0] - 88  # sizeof(PackerRecord), formats/kpack_image.h
 at = {"pref_address": (0x258, "<Q"), "magic": (record, "<Q"), "image_size": (record + 32, "<Q"),
       "kernel_alignment": (record + 48, "<Q"), "codec": (record + 12, "<I")}[field]
 struct.pack_into(at[1], d, at[0], value)

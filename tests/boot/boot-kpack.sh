@@ -62,8 +62,8 @@ if [[ $mode != stock && $mode != pvh ]]; then
     "$kpack" info "$image" || echo "boot-kpack: (kpack info failed with status $?)" >&2
 fi
 
-# Every kpack image leaves its run record in setup_data.
-[[ $mode == stock || $mode == pvh ]] || export KPACK_EXPECT_RUN_RECORD=1
+# Every kpack image leaves its run report in setup_data.
+[[ $mode == stock || $mode == pvh ]] || export KPACK_EXPECT_RUN_REPORT=1
 log=$dir/$mode-$tag.serial.log
 [[ $mode == raw* ]] || exec "$here/boot.sh" --log "$log" "$image" "$initrd"
 

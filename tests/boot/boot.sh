@@ -17,7 +17,7 @@
 #                   IMAGE and INITRAMFS are then only checked for existence and reported.
 #
 # Environment: KPACK_APPEND is added to the kernel command line; QEMU overrides the binary;
-# KPACK_EXPECT_RUN_RECORD=1 also requires the stub's run record among the setup_data nodes the
+# KPACK_EXPECT_RUN_REPORT=1 also requires the stub's run report among the setup_data nodes the
 # kernel kept (init's "KPACK_SETUP_DATA types=" line names type 0x6b70616b).
 # Exit status: 0 pass, 1 fail, 2 usage, 77 skip (no QEMU).
 set -euo pipefail
@@ -119,8 +119,8 @@ marker=$(grep -a -m1 -o 'KPACK_INIT_OK[^[:cntrl:]]*' "$log" || true)
 
 if [[ -z $expect_fail ]]; then
     [[ -n $marker ]] || fail "no KPACK_INIT_OK in the serial log"
-    if [[ -n ${KPACK_EXPECT_RUN_RECORD:-} ]] && ! grep -aqE 'KPACK_SETUP_DATA types=(.*,)?0x6b70616b' "$log"; then
-        fail "the kernel has no kpack run record in setup_data: $(grep -ao -m1 'KPACK_SETUP_DATA types=[^[:cntrl:]]*' "$log")"
+    if [[ -n ${KPACK_EXPECT_RUN_REPORT:-} ]] && ! grep -aqE 'KPACK_SETUP_DATA types=(.*,)?0x6b70616b' "$log"; then
+        fail "the kernel has no kpack run report in setup_data: $(grep -ao -m1 'KPACK_SETUP_DATA types=[^[:cntrl:]]*' "$log")"
     fi
     echo "boot.sh: PASS: $marker (${elapsed}s wall, qemu exit $status) $image"
 else

@@ -26,7 +26,7 @@
  *                       KPACK_EDD int13_dev80=present|absent
  *                       KPACK_EDD int13_dev80/<file>=<contents, lines joined by " | ">
  *                       (raw_data and mbr_signature as they are, raw_data in hex)
- * Always, for the run record's tests (tests/boot/stats.sh, tests/loaders, tests/efi):
+ * Always, for the run report's tests (tests/boot/stats.sh, tests/loaders, tests/efi):
  *   KPACK_SETUP_DATA types=<the type of each /sys/kernel/boot_params/setup_data/N, in order, comma-separated>
  *   KPACK_SETUP_DATA sums=<TYPE:LENGTH:FNV-1a of each node's data, in the same order>
  *   kpack.setupdata   and every node's bytes, between KPACK_SETUP_DATA_BEGIN and KPACK_SETUP_DATA_END:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stats.sh KPACK_BINARY BUILD_DIR CODEC — the run record against kpack.debug, on one boot.
+# stats.sh KPACK_BINARY BUILD_DIR CODEC — the run report against kpack.debug, on one boot.
 #
 # Boots kpack --CODEC of the 6.1 test kernel on two CPUs with kpack.debug (the stub's numbers on
 # COM1) and kpack.setupdata (init prints every setup_data node in hex), rebuilds the node

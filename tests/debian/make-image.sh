@@ -22,7 +22,7 @@
 #
 # The system's kpack-test-agent.service runs at each boot: on the second serial port (ttyS1, away
 # from systemd's status lines on the console) it prints which kernel booted (uname -r), whether
-# kpack's run record is in setup_data (read from sysfs, so it works with kpack removed too) and the
+# kpack's run report is in setup_data (read from sysfs, so it works with kpack removed too) and the
 # command line, then runs step.sh from the tar archive on the second disk (/dev/vdb), if there is
 # one, and powers off.
 #
@@ -64,7 +64,7 @@ trap 'rm -rf "$files"' EXIT
 cat > "$files/kpack-test-agent" <<'EOF'
 #!/bin/sh
 # kpack-test-agent — tests/debian/run.sh's eyes in the guest, on the second serial port: which
-# kernel booted, whether kpack's stub left its run record (setup_data type 0x6b70616b), the command
+# kernel booted, whether kpack's stub left its run report (setup_data type 0x6b70616b), the command
 # line; then the step on /dev/vdb; then power off.
 exec > /dev/ttyS1 2>&1
 record=absent

@@ -4,15 +4,15 @@
 # loader (no -kernel), with the kpack package built by scripts/build-deb.sh installed inside it.
 #
 # Each boot, the image's agent prints on the second serial port which kernel booted (uname -r),
-# whether kpack's run record is in setup_data and the command line GRUB gave it, runs the step this
+# whether kpack's run report is in setup_data and the command line GRUB gave it, runs the step this
 # script put on a second disk, then powers off; the first serial port is the console (GRUB, the
-# stub, the kernel). Every assertion is on those values: the kernel version,
-# the record present or absent, the entry (BOOT_IMAGE, kpack.trial) and what kpack-kernel-hook
+# stub, the kernel). Every assertion is on those values: the kernel version, the run report present
+# or absent (the agent's record=), the entry (BOOT_IMAGE, kpack.trial) and what kpack-kernel-hook
 # status and GRUB's environment say, never on a log line alone.
 #
 #   trial   (CI) 0: stock boot: update-grub, apt-get install kpack, KPACK_HOOK=yes, sync;
 #           1: the trial boot of the packed kernel reaches userspace, `kpack stats` shows the
-#              record, the trial passes; 2: the next boot is packed by default; one byte of its
+#              run report, the trial passes; 2: the next boot is packed by default; one byte of its
 #              payload is then damaged (the hook's record of the image updated, as if kpack had
 #              written it so) and `kpack-kernel-hook trial` arms a trial of it; 3: that trial fails
 #              in the stub and the boot after it is stock, unattended: either the stub resets the
@@ -25,7 +25,7 @@
 #   uefi    (full matrix) the image's uefi variant under OVMF (its variables kept across boots),
 #           systemd-boot and kernel-install: 0: kpack installed, KPACK_HOOK=yes, sync (boot
 #           counting on, the kernel added again: a counted packed entry and a stock entry);
-#           1: systemd-boot boots the packed entry on trial, the record is there, the trial passes
+#           1: systemd-boot boots the packed entry on trial, the run report is there, the trial passes
 #           and systemd-bless-boot marks the entry good; 2: the blessed packed entry is the
 #           default; a damaged image is added with kernel-install (a new counted entry);
 #           3: it fails in the stub, and the boot after it is the stock entry, unattended
@@ -157,13 +157,13 @@ report() {
     say "$booted"
 }
 # expect_boot VERSION present|absent WHAT [trial|default]: this boot was kernel VERSION, with or
-# without kpack's run record, loaded from WHAT: the image GRUB loaded (BOOT_IMAGE), or the loader
+# without kpack's run report, loaded from WHAT: the image GRUB loaded (BOOT_IMAGE), or the loader
 # entry systemd-boot booted (LoaderEntrySelected, which the step prints as "selected: ID"); through
 # the trial entry or not.
 expect_boot() {
     report
     [[ $booted == "KPACK-TEST: booted version=$1 record=$2" ]] \
-        || fail "$(basename "$log"): expected kernel $1 with the run record $2, got '${booted#KPACK-TEST: }'"
+        || fail "$(basename "$log"): expected kernel $1 with the run report $2, got '${booted#KPACK-TEST: }'"
     if [[ $variant == bios ]]; then
         [[ " $cmdline " == *" BOOT_IMAGE=$3 "* ]] || fail "$(basename "$log"): GRUB did not boot $3: ${cmdline#KPACK-TEST: }"
     else
@@ -302,7 +302,7 @@ EOF
 boot 1-trial
 expect_boot "$version" present "/boot/vmlinuz-$version" trial
 expect_step_ok
-expect_output "^stats: kpack run record: setup_data/[0-9]+ \\(version 1\\)$"
+expect_output "^stats: kpack run report: setup_data/[0-9]+ \\(version 1\\)$"
 expect_output "^stats: entry: boot protocol 16/32-bit; codec: lz4$"
 expect_output "^journal: kpack-kernel-hook: $version: trial boot passed"
 expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: passed; default: packed$"
@@ -312,7 +312,7 @@ expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$versio
 dir=$(step_dir 2-default)
 cat > "$dir/step.sh" <<'EOF'
 image=/boot/vmlinuz-$(uname -r)
-kpack stats > /dev/null && echo "stats: record present"
+kpack stats > /dev/null && echo "stats: report present"
 # One byte of the payload, a third of the way in, inverted (setup_sects at 0x1f1, payload_offset
 # and payload_length at 0x248: the boot protocol's fields).
 setup_sects=$(od -An -tu1 -j497 -N1 "$image" | tr -d ' ')
@@ -330,7 +330,7 @@ echo "$report_step" >> "$dir/step.sh"
 boot 2-default
 expect_boot "$version" present "/boot/vmlinuz-$version" default
 expect_step_ok
-expect_output "^stats: record present$"
+expect_output "^stats: report present$"
 expect_output "^damaged: byte [0-9]+, "
 expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: pending; next boot: packed, on trial; default: stock$"
 
@@ -370,7 +370,7 @@ EOF
     # ---- 5: its trial passes; kpack is purged ---------------------------------------------------------
     dir=$(step_dir 5-purge)
     cat > "$dir/step.sh" <<EOF
-kpack stats > /dev/null && echo "stats: record present"
+kpack stats > /dev/null && echo "stats: report present"
 journalctl -b -u kpack-trial.service -o cat --no-pager | sed 's/^/journal: /'
 $report_step
 apt-get purge -y kpack

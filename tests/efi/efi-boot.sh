@@ -408,9 +408,9 @@ if [[ -z $refusal ]]; then
     else
         check_entry
     fi
-    # The stub's run record, among the setup_data nodes the kernel kept (init lists their types).
+    # The stub's run report, among the setup_data nodes the kernel kept (init lists their types).
     if [[ $kind != stock ]] && ! grep -aqE 'KPACK_SETUP_DATA types=(.*,)?0x6b70616b' "$log"; then
-        die "the kernel has no kpack run record in setup_data ($(grep -ao -m1 'KPACK_SETUP_DATA types=[^[:cntrl:]]*' "$log")); see $log"
+        die "the kernel has no kpack run report in setup_data ($(grep -ao -m1 'KPACK_SETUP_DATA types=[^[:cntrl:]]*' "$log")); see $log"
     fi
     if [[ $cell == secureboot ]]; then
         # boot_params.secure_boot as the entry found it (the kernel's lockdown and IMA act on it).

@@ -14,7 +14,7 @@
 # path or for PATH (each line with its reason); the whole diff is printed either way. IMAGE
 # `stock` compares stock with itself: the plumbing, which must find no difference but the ones
 # the firmware varies from boot to boot (the same allowlist applies).
-# Then the setup_data chains: the types each kernel lists (KPACK_SETUP_DATA), kpack's run record
+# Then the setup_data chains: the types each kernel lists (KPACK_SETUP_DATA), kpack's run report
 # (0x6b70616b) aside, must be stock's in order. Under the EFI stubs (kernel, systemd-boot) stock's
 # must hold a SETUP_PCI node (0x3): QEMU's default VGA has an option ROM, which both stubs copy.
 # Those nodes' bytes (IDs, location and ROM; init's length and FNV-1a of each) must be stock's too.
@@ -50,7 +50,7 @@ source "$here/../support/parity_verdict.sh"
 status=0
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/parity-allow.txt" "$path" "$kind" || status=$?
 
-# setup_data_types LOG: the chain's types the kernel listed, kpack's run record left out.
+# setup_data_types LOG: the chain's types the kernel listed, kpack's run report left out.
 setup_data_types() {
     local types
     types=$(sed -n 's/^KPACK_SETUP_DATA types=\([^[:space:]]*\).*/\1/p' "$1" | tail -n 1)
@@ -62,10 +62,10 @@ if [[ $path != grub-efi && ,$types_a, != *,0x3,* ]]; then
     echo "parity: FAIL: $path: stock's setup_data has no SETUP_PCI node (types: ${types_a:-none}); the test needs a device with an option ROM" >&2
     status=1
 elif [[ $types_a != "$types_b" ]]; then
-    echo "parity: FAIL: $path: setup_data types differ: stock ${types_a:-none}, $kind ${types_b:-none} (run record aside)" >&2
+    echo "parity: FAIL: $path: setup_data types differ: stock ${types_a:-none}, $kind ${types_b:-none} (run report aside)" >&2
     status=1
 else
-    echo "parity: PASS: $path: setup_data types ${types_a:-none} in both (run record aside)"
+    echo "parity: PASS: $path: setup_data types ${types_a:-none} in both (run report aside)"
 fi
 
 # pci_rom_sums LOG: each SETUP_PCI node's data (IDs, location, the ROM) as LENGTH:FNV-1a, in order.

@@ -130,11 +130,11 @@ cmp -s "$stage/boot/vmlinuz-$version" "$work/stock" || fail "kernel-install's pl
 expect_order "$(packed "$version" +1) $(stock "$version") $(packed "$old" +1) $(stock "$old")"
 expect_status "$version" "$version: stock; systemd-boot: $(packed "$version" +1), stock entry $(stock "$version"), trial: pending; default: packed"
 
-step "failed: the trial boot has no kpack run record"
+step "failed: the trial boot has no kpack run report"
 boot_default
 [[ $booted_entry == "$(packed "$version" +0-1)" ]] || fail "systemd-boot booted $booted_entry"
 check "$version" stock
-[[ $check_status -ne 0 ]] || fail "the boot check passed a trial boot without the run record"
+[[ $check_status -ne 0 ]] || fail "the boot check passed a trial boot without the run report"
 grep -q "^kpack-kernel-hook: $version: trial boot failed" "$work/boot.log" || fail "the boot check did not say the trial failed"
 expect_order "$(stock "$version") $(packed "$old" +1) $(stock "$old") $(packed "$version" +0-1)"
 expect_entry "$(stock "$version")" stock
@@ -150,10 +150,10 @@ kernel_install add "$version" "$stage/boot/vmlinuz-$version"
 expect_entry "$(packed "$version" +1)" packed trial
 expect_order "$(packed "$version" +1) $(stock "$version") $(packed "$old" +1) $(stock "$old")"
 
-step "passed: the trial boot has the run record; systemd-bless-boot blesses it"
+step "passed: the trial boot has the run report; systemd-bless-boot blesses it"
 boot_default
 check "$version" packed
-[[ $check_status -eq 0 ]] || fail "the boot check failed a trial boot with the run record"
+[[ $check_status -eq 0 ]] || fail "the boot check failed a trial boot with the run report"
 grep -q "^kpack-kernel-hook: $version: trial boot passed" "$work/boot.log" || fail "the boot check did not pass the trial"
 expect_entry "$(packed "$version")" packed
 expect_order "$(packed "$version") $(stock "$version") $(packed "$old" +1) $(stock "$old")"

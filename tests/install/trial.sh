@@ -15,7 +15,7 @@
 # `fallback` boots; and it requires at least one menu entry that boots a stock kernel (the file
 # byte for byte the package's, its initrd there). A boot is played by clearing next_entry (as GRUB
 # does) and running `kpack-kernel-hook boot` with KPACK_BOOTED (uname -r) and KPACK_SETUP_DATA: a
-# directory holding a kpack run record (setup_data type 0x6b70616b, as the stub leaves it) for a
+# directory holding a kpack run report (setup_data type 0x6b70616b, as the stub leaves it) for a
 # boot through a kpack image, an empty one for a stock boot.
 #
 #   packed    KPACK_HOOK=yes, the kernel package's postinst hooks: the kernel is packed, and
@@ -23,7 +23,7 @@
 #             the boot after and the fallback the stock kernel
 #   failed    that boot came up stock: trial failed, the stock kernel stays the default
 #   pending   `kpack-kernel-hook trial VERSION` arms it again
-#   passed    that boot came up packed with the run record: the packed kernel (10_linux's first
+#   passed    that boot came up packed with the run report: the packed kernel (10_linux's first
 #             entry) is the default; `sync` repacks the same image and keeps it passed; the older
 #             kernel is packed but not tried ("none") and not the default
 #   pending   a newer kernel installed: packed and on trial, its stock kernel the default
@@ -41,10 +41,10 @@
 #   packed, pending   KPACK_HOOK=yes, kernel-install add: the entry's kernel is packed, its entry
 #             counted (+1) with panic=5 kpack.trial, a stock entry (linux-stock, the stock kernel)
 #             beside it; bootctl: the packed entry is the default, the stock one next
-#   failed    the trial boot has no run record: the boot check fails (no blessing); bootctl: the
+#   failed    the trial boot has no run report: the boot check fails (no blessing); bootctl: the
 #             stock entry is the default, the packed one last
 #   pending   kernel-install add again: one counted entry, the bad one gone
-#   passed    the trial boot has the record: the check passes and drops panic=5 kpack.trial; after
+#   passed    the trial boot has the run report: the check passes and drops panic=5 kpack.trial; after
 #             the blessing the packed entry is the default, uncounted, the stock one next
 #   restored  KPACK_HOOK=no, kernel-install add: the entry's kernel stock, no stock entry
 #   purged    on again, then kpack's removal (restore; the plugin gone): every entry's kernel stock,
@@ -235,9 +235,9 @@ play_boot() {
     if [[ $2 == packed ]]; then
         mkdir -p "$work/setup_data-packed/1"
         echo 0x6b70616b > "$work/setup_data-packed/1/type"
-        # A version 1 run record: magic, version, size (304), then zeros (no phases).
+        # A version 1 run report: magic, version, size (304), then zeros (no phases).
         { printf 'kpackRUN\x01\x00\x00\x00\x30\x01\x00\x00'; head -c 288 /dev/zero; } > "$work/setup_data-packed/1/data"
-        "$KPACK_BIN" stats --from "$work/setup_data-packed" > /dev/null || fail "kpack stats does not read the test's run record"
+        "$KPACK_BIN" stats --from "$work/setup_data-packed" > /dev/null || fail "kpack stats does not read the test's run report"
     fi
     KPACK_BOOTED=$1 KPACK_SETUP_DATA=$work/setup_data-$2 "$hook" boot 2>&1 | tee "$work/boot.log"
 }

@@ -108,8 +108,8 @@ check_efi_firmware_view() {
     fi
 }
 
-# Through every loader, the kernel keeps the stub's run record (boot.sh checks init's setup_data line).
-[[ $kind == stock ]] || export KPACK_EXPECT_RUN_RECORD=1
+# Through every loader, the kernel keeps the stub's run report (boot.sh checks init's setup_data line).
+[[ $kind == stock ]] || export KPACK_EXPECT_RUN_REPORT=1
 
 ovmf=/usr/share/qemu/OVMF.fd
 log=$out/$name.serial.log

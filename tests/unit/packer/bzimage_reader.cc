@@ -130,7 +130,7 @@ std::vector<uint8_t> compress(StreamFormat format, std::span<const uint8_t> data
 struct ImageSpec {
   uint8_t setup_sects = 4;
   uint16_t version = boot::kProtocolVersion;
-  std::optional<StubRecord> stub_info;
+  std::optional<PackerRecord> stub_info;
   std::vector<FrameEntry> frames;  // the record's frame table, at kFrameTableOffset
 };
 
@@ -154,7 +154,7 @@ std::vector<uint8_t> make_bzimage(std::span<const uint8_t> payload, const ImageS
   put(file, boot::kSetupHeaderOffset, hdr);
   if (spec.stub_info) {
     // The record goes right before kernel_info, as kpack writes it.
-    hdr.kernel_info_offset = kRecordOffset + sizeof(StubRecord);
+    hdr.kernel_info_offset = kRecordOffset + sizeof(PackerRecord);
     put(file, boot::kSetupHeaderOffset, hdr);
     put(file, setup_size + kRecordOffset, *spec.stub_info);
     for (size_t i = 0; i < spec.frames.size(); ++i)
@@ -164,10 +164,10 @@ std::vector<uint8_t> make_bzimage(std::span<const uint8_t> payload, const ImageS
   return file;
 }
 
-StubRecord make_stub_info(uint64_t payload_size) {
-  StubRecord info{};
-  std::memcpy(info.magic, kStubRecordMagic, sizeof(info.magic));
-  info.version = kStubRecordVersion;
+PackerRecord make_stub_info(uint64_t payload_size) {
+  PackerRecord info{};
+  std::memcpy(info.magic, kPackerRecordMagic, sizeof(info.magic));
+  info.version = kPackerRecordVersion;
   info.codec = static_cast<uint32_t>(Codec::kZstd);
   info.payload_offset = kStubBytes;
   info.payload_size = payload_size;
@@ -218,7 +218,7 @@ TEST_CASE("read_bzimage and extract_kernel for every stock payload format") {
     CHECK(image->payload_size == payload.size());
     CHECK(image->header.version == boot::kProtocolVersion);
     CHECK(image->header.init_size == 0x4000000);
-    CHECK_FALSE(image->kpack.has_value());
+    CHECK_FALSE(image->packer_record.has_value());
 
     auto extracted = extract_kernel(*image, file, "bzImage");
     REQUIRE_MESSAGE(extracted.ok(), (extracted.ok() ? "" : extracted.error().message));
@@ -246,8 +246,8 @@ TEST_CASE("a kpack record is found and checked") {
       make_bzimage(payload, {.stub_info = info, .frames = {one_frame(payload, kernel_bytes().size())}});
   auto image = read_bzimage(good_file, "bzImage");
   REQUIRE_MESSAGE(image.ok(), (image.ok() ? "" : image.error().message));
-  REQUIRE(image->kpack.has_value());
-  CHECK(image->kpack->frame_count == 1);
+  REQUIRE(image->packer_record.has_value());
+  CHECK(image->packer_record->frame_count == 1);
   // extract proves every frame against its digest, as the stub does.
   CHECK(extract_kernel(*image, good_file, "bzImage").ok());
   FrameEntry wrong = one_frame(payload, kernel_bytes().size());
@@ -266,35 +266,35 @@ TEST_CASE("a kpack record is found and checked") {
                  "bzImage: payload frames do not fill the payload ("));
   // The error for `info` with one field changed.
   auto error_with = [&](auto change) {
-    StubRecord changed = info;
+    PackerRecord changed = info;
     change(changed);
     return error_of(make_bzimage(payload, {.stub_info = changed}));
   };
   // The record's frame fields, checked as the stub checks them.
-  CHECK(error_with([&](StubRecord& r) { r.frame_count = 0; }) ==
+  CHECK(error_with([&](PackerRecord& r) { r.frame_count = 0; }) ==
         "bzImage: the kpack record's frame count does not suit its codec (0, 0) (kpack record at 0xb00)");
-  CHECK(error_with([&](StubRecord& r) { r.digest = 0; }) ==
+  CHECK(error_with([&](PackerRecord& r) { r.digest = 0; }) ==
         "bzImage: the kpack record names no digest its codec can use (0, 0) (kpack record at 0xb00)");
-  CHECK(contains(error_with([&](StubRecord& r) { r.frame_table_offset = kStubBytes - 8; }),
+  CHECK(contains(error_with([&](PackerRecord& r) { r.frame_table_offset = kStubBytes - 8; }),
                  "bzImage: the kpack record's frame table lies outside the space before the payload"));
-  CHECK(image->kpack->codec == static_cast<uint32_t>(Codec::kZstd));
-  CHECK(image->kpack->kernel_alignment == 0x200000);
-  CHECK(image->kpack->payload_size == payload.size());
+  CHECK(image->packer_record->codec == static_cast<uint32_t>(Codec::kZstd));
+  CHECK(image->packer_record->kernel_alignment == 0x200000);
+  CHECK(image->packer_record->payload_size == payload.size());
 
-  CHECK(error_with([&](StubRecord& r) { r.version = 7; }) ==
+  CHECK(error_with([&](PackerRecord& r) { r.version = 7; }) ==
         "bzImage: written by a kpack with record version 7, this kpack reads version 4 (kpack record at 0xb00)");
-  CHECK(contains(error_with([&](StubRecord& r) { r.payload_size = payload.size() - 1; }),
+  CHECK(contains(error_with([&](PackerRecord& r) { r.payload_size = payload.size() - 1; }),
                  "disagrees with the setup header"));
-  CHECK(error_with([&](StubRecord& r) { r.codec = 9; }) ==
+  CHECK(error_with([&](PackerRecord& r) { r.codec = 9; }) ==
         "bzImage: unknown payload codec in the kpack record (0x9, 0) (kpack record at 0xb00)");
-  // The stub's own checks (stub/unpack/stub_record.cc), word for word.
-  CHECK(error_with([&](StubRecord& r) { r.kernel_alignment = 0; }) ==
+  // The stub's own checks (stub/entry/packer_record_check.cc), word for word.
+  CHECK(error_with([&](PackerRecord& r) { r.kernel_alignment = 0; }) ==
         "bzImage: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0) "
         "(kpack record at 0xb00)");
-  CHECK(error_with([&](StubRecord& r) { r.image_size = 0x80; }) ==
+  CHECK(error_with([&](PackerRecord& r) { r.image_size = 0x80; }) ==
         "bzImage: the kpack record's image size does not cover the stub (0x80, 0x158) (kpack record at 0xb00)");
   // A checked record's image size is what the packer wrote: past the file's end, the file lost its end.
-  CHECK(error_with([&](StubRecord& r) { r.image_size = kStubBytes + payload.size() + 1; }) ==
+  CHECK(error_with([&](PackerRecord& r) { r.image_size = kStubBytes + payload.size() + 1; }) ==
         "bzImage: file truncated: " + std::to_string(5 * 512 + kStubBytes + payload.size()) + " of " +
             std::to_string(5 * 512 + kStubBytes + payload.size() + 1) + " bytes (kpack record at 0xb00)");
 
@@ -304,7 +304,7 @@ TEST_CASE("a kpack record is found and checked") {
   put(file, 5 * 512 + 0x200, info);
   auto elsewhere = read_bzimage(file, "bzImage");
   REQUIRE(elsewhere.ok());
-  CHECK_FALSE(elsewhere->kpack.has_value());
+  CHECK_FALSE(elsewhere->packer_record.has_value());
 }
 
 TEST_CASE("a PE/COFF-signed image is still a bzImage") {
@@ -472,7 +472,7 @@ TEST_CASE("[real kernel] Debian's stock bzImage: header, lz4 payload, ELF and re
   auto image = read_bzimage(*file, path);
   REQUIRE_MESSAGE(image.ok(), (image.ok() ? "" : image.error().message));
   CHECK(image->format == StreamFormat::kLz4Legacy);
-  CHECK_FALSE(image->kpack.has_value());
+  CHECK_FALSE(image->packer_record.has_value());
   CHECK((*file)[0] == 'M');
   CHECK((*file)[1] == 'Z');
 

@@ -43,7 +43,7 @@ std::vector<uint8_t> bzimage_protected_part(const KernelInput& input, Codec code
   REQUIRE(image.ok());
   Result<BzImage> read = read_bzimage(*image, "out.img");
   REQUIRE(read.ok());
-  const uint64_t size = read->kpack->image_size;
+  const uint64_t size = read->packer_record->image_size;
   return {image->begin() + static_cast<ptrdiff_t>(read->setup_size),
           image->begin() + static_cast<ptrdiff_t>(read->setup_size + size)};
 }
@@ -92,7 +92,7 @@ TEST_CASE("the ELF header page, byte by byte") {
   Result<BzImage> bz =
       read_bzimage(*build_image(input, test::options_for(Codec::kLz4), test::stand_in_blobs(), "x"), "x");
   REQUIRE(bz.ok());
-  const uint64_t image_size = bz->kpack->image_size;
+  const uint64_t image_size = bz->packer_record->image_size;
   // PT_LOAD: the protected-mode part, RWX, at its physical address, 2 MiB p_align.
   CHECK(at<uint32_t>(f, 64) == 1);
   CHECK(at<uint32_t>(f, 68) == 7);
@@ -167,7 +167,7 @@ TEST_CASE("a raw ELF is loaded with its first kernel segment on the floor, so th
   ElfImage elf = test::pack_elf(input, Codec::kRaw);
   Result<KpackElf> read = read_kpack_elf(elf.bytes, "out.elf");
   REQUIRE(read.ok());
-  const StubRecord& info = *read->payload.kpack;
+  const PackerRecord& info = *read->payload.packer_record;
   KernelHeaders stored;
   REQUIRE(parse_kernel_headers(elf.bytes.data() + read->payload.payload_offset, info.payload_size, info.payload_size,
                                &stored)

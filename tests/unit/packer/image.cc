@@ -46,7 +46,7 @@ TEST_CASE("a kernel with 5-level paging gets XLF_5LEVEL_ENABLED and the record's
     std::vector<uint8_t> image = pack(input, codec);
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     CHECK(test::get<uint16_t>(image, 0x236) == 0x006B);
-    StubRecord info = test::get<StubRecord>(image, setup_size + built_in_blobs(codec).stub.size());
+    PackerRecord info = test::get<PackerRecord>(image, setup_size + built_in_blobs(codec).stub.size());
     CHECK(info.flags == kStubKernelFiveLevel);
   }
 }
@@ -59,7 +59,7 @@ TEST_CASE("a kernel that accepts memory itself gets the record's bit, and kpack 
     input.accepts_memory = accepts;
     std::vector<uint8_t> image = pack(input, Codec::kLz4);
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
-    StubRecord info = test::get<StubRecord>(image, setup_size + built_in_blobs(Codec::kLz4).stub.size());
+    PackerRecord info = test::get<PackerRecord>(image, setup_size + built_in_blobs(Codec::kLz4).stub.size());
     CHECK(info.flags == (accepts ? kStubKernelAcceptsMemory : 0u));
     std::string printed =
         test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(image, "out.img", out).ok()); });
@@ -140,10 +140,10 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
 
     // kernel_info and the kpack record right after the stub.
     uint32_t kernel_info = test::get<uint32_t>(image, 0x268);
-    CHECK(kernel_info == blobs.stub.size() + sizeof(StubRecord));
+    CHECK(kernel_info == blobs.stub.size() + sizeof(PackerRecord));
     CHECK(std::memcmp(image.data() + setup_size + kernel_info, "LToP", 4) == 0);
     CHECK(test::get<uint32_t>(image, setup_size + kernel_info + 4) == 16);
-    StubRecord info = test::get<StubRecord>(image, setup_size + blobs.stub.size());
+    PackerRecord info = test::get<PackerRecord>(image, setup_size + blobs.stub.size());
     CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
     CHECK(info.version == 4);
     CHECK(info.codec == static_cast<uint32_t>(codec));
@@ -296,7 +296,7 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
     std::vector<uint8_t> image = pack(input, codec);
     Result<BzImage> read = read_bzimage(image, "out.img");
     REQUIRE_MESSAGE(read.ok(), read.error().message);
-    REQUIRE(read->kpack.has_value());
+    REQUIRE(read->packer_record.has_value());
     Result<KernelPayload> payload = extract_kernel(*read, image, "out.img");
     REQUIRE_MESSAGE(payload.ok(), payload.error().message);
     CHECK(payload->relocs == input.relocs);

@@ -11,7 +11,7 @@
 #include "packer/placement_report.h"
 #include "tests/support/packed_image.h"
 #include "packer/info.h"
-#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/packer_record_unpack.h"
 #include "tests/support/bytes.h"
 
 using namespace kpack;
@@ -43,9 +43,9 @@ std::string info_of(const std::vector<uint8_t>& image) {
   return status.ok() ? printed : "error: " + status.error().message;
 }
 
-uint64_t record_offset_in_file(const std::vector<uint8_t>& image) {
+uint64_t packer_record_offset_in_file(const std::vector<uint8_t>& image) {
   uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
-  return setup_size + stub_record_offset(test::le32_at(image, 0x268));
+  return setup_size + packer_record_offset(test::le32_at(image, 0x268));
 }
 
 size_t count(const std::string& text, const std::string& word) {
@@ -109,7 +109,7 @@ TEST_CASE("regression: a pref_address near 2^64 is an error, and the placement r
 // record with kernel_alignment 0. The record is now checked as the stub checks it, before use.
 TEST_CASE("regression: a kpack record with kernel_alignment 0 is an error, not SIGFPE") {
   std::vector<uint8_t> image = packed_image();
-  store_le<uint64_t>(image.data() + record_offset_in_file(image) + offsetof(StubRecord, kernel_alignment), 0);
+  store_le<uint64_t>(image.data() + packer_record_offset_in_file(image) + offsetof(PackerRecord, kernel_alignment), 0);
   CHECK(info_of(image).starts_with(
       "error: out.img: the kpack record's kernel alignment is not a power of two from 2 MiB to 1 GiB (0, 0)"));
 }
@@ -122,7 +122,7 @@ TEST_CASE("regression: the kernel is placed at the record's alignment when that 
   for (Codec codec : {Codec::kRaw, Codec::kLz4}) {
     CAPTURE(codec_name(codec));
     std::vector<uint8_t> image = test::pack_image(test::synthetic_input(), codec);
-    store_le<uint64_t>(image.data() + record_offset_in_file(image) + offsetof(StubRecord, kernel_alignment),
+    store_le<uint64_t>(image.data() + packer_record_offset_in_file(image) + offsetof(PackerRecord, kernel_alignment),
                        64ull << 20);
     std::string info = info_of(image);
     CHECK(info.find("NOT ACCEPTABLE") == std::string::npos);

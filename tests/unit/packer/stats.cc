@@ -20,9 +20,9 @@ void put(std::vector<uint8_t>& bytes, size_t offset, uint64_t value, size_t size
   for (size_t i = 0; i < size; ++i) bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
-// A version 1 record written field by field at the offsets the format promises: an lz4 image
+// A version 1 report written field by field at the offsets the format promises: an lz4 image
 // entered at 32 bits, five phases, four CPUs.
-std::vector<uint8_t> record_bytes() {
+std::vector<uint8_t> report_bytes() {
   std::vector<uint8_t> b(304, 0);
   std::memcpy(b.data(), "kpackRUN", 8);
   put(b, 8, 1, 4);
@@ -50,7 +50,7 @@ std::vector<uint8_t> record_bytes() {
 }
 
 std::string error_of(const std::vector<uint8_t>& bytes) {
-  Result<RunRecord> run = parse_run_record(bytes, "sd/3/data");
+  Result<RunReport> run = parse_run_report(bytes, "sd/3/data");
   return run ? "" : run.error().message;
 }
 
@@ -58,13 +58,13 @@ void write_text(const std::string& path, const std::string& text) { std::ofstrea
 
 }  // namespace
 
-TEST_CASE("kpack stats prints a record's exact bytes as these lines") {
-  Result<RunRecord> run = parse_run_record(record_bytes(), "sd/3/data");
+TEST_CASE("kpack stats prints a report's exact bytes as these lines") {
+  Result<RunReport> run = parse_run_report(report_bytes(), "sd/3/data");
   REQUIRE(run.ok());
   std::vector<std::string> lines =
-      describe_run_record(*run, "setup_data/3", TscRate{3000000, "test"}, LoaderTimes{1234567, 89000});
+      describe_run_report(*run, "setup_data/3", TscRate{3000000, "test"}, LoaderTimes{1234567, 89000});
   CHECK(lines == std::vector<std::string>{
-                     "kpack run record: setup_data/3 (version 1)",
+                     "kpack run report: setup_data/3 (version 1)",
                      "entry: boot protocol 16/32-bit; codec: lz4",
                      "kernel: at 0x5a00000, entry 0x5a01000; KASLR: physical, virtual offset 0x12000000",
                      "tsc: 3000.000 MHz (test)",
@@ -82,14 +82,14 @@ TEST_CASE("kpack stats prints a record's exact bytes as these lines") {
 }
 
 TEST_CASE("kpack stats without a TSC rate or loader times prints cycles and no loader line") {
-  std::vector<uint8_t> bytes = record_bytes();
+  std::vector<uint8_t> bytes = report_bytes();
   put(bytes, 20, 2, 4);   // the 64-bit entry
   put(bytes, 64, 4, 4);   // raw, in place
   put(bytes, 68, 1, 4);   // one phase
   put(bytes, 264, 1, 4);  // one CPU found
-  Result<RunRecord> run = parse_run_record(bytes, "d");
+  Result<RunReport> run = parse_run_report(bytes, "d");
   REQUIRE(run.ok());
-  std::vector<std::string> lines = describe_run_record(*run, "setup_data/0", std::nullopt, std::nullopt);
+  std::vector<std::string> lines = describe_run_report(*run, "setup_data/0", std::nullopt, std::nullopt);
   REQUIRE(lines.size() == 9);
   CHECK(lines[1] == "entry: boot protocol 64-bit; codec: lz4");
   CHECK(lines[2] == "kernel: at 0x5a00000, entry 0x5a01000; KASLR: none (raw, run where the loader put it)");
@@ -100,22 +100,22 @@ TEST_CASE("kpack stats without a TSC rate or loader times prints cycles and no l
   CHECK(lines[8] == "frames: 57, 37 by helpers, 0 redone");
 }
 
-TEST_CASE("kpack stats refuses a record of another size or version, or no record at all") {
-  std::vector<uint8_t> bytes = record_bytes();
+TEST_CASE("kpack stats refuses a report of another size or version, or no report at all") {
+  std::vector<uint8_t> bytes = report_bytes();
   CHECK(error_of(bytes).empty());
   bytes.push_back(0);
-  CHECK(error_of(bytes) == "sd/3/data: is 305 bytes; a version 1 run record is 304");
-  bytes = record_bytes();
+  CHECK(error_of(bytes) == "sd/3/data: is 305 bytes; a version 1 run report is 304");
+  bytes = report_bytes();
   put(bytes, 8, 2, 4);
-  CHECK(error_of(bytes) == "sd/3/data: is a version 2 run record; this kpack reads version 1");
-  bytes = record_bytes();
+  CHECK(error_of(bytes) == "sd/3/data: is a version 2 run report; this kpack reads version 1");
+  bytes = report_bytes();
   bytes[5] = 'X';
-  CHECK(error_of(bytes) == "sd/3/data: is not a kpack run record (no kpackRUN magic)");
-  CHECK(error_of({1, 2, 3}) == "sd/3/data: is not a kpack run record (no kpackRUN magic)");
-  bytes = record_bytes();
+  CHECK(error_of(bytes) == "sd/3/data: is not a kpack run report (no kpackRUN magic)");
+  CHECK(error_of({1, 2, 3}) == "sd/3/data: is not a kpack run report (no kpackRUN magic)");
+  bytes = report_bytes();
   put(bytes, 68, 9, 4);
-  CHECK(error_of(bytes) == "sd/3/data: has more phases than a run record holds");
-  bytes = record_bytes();
+  CHECK(error_of(bytes) == "sd/3/data: has more phases than a run report holds");
+  bytes = report_bytes();
   put(bytes, 72, 7, 4);
   CHECK(error_of(bytes) == "sd/3/data: has an unknown phase 7");
 }
@@ -127,7 +127,7 @@ TEST_CASE("kpack stats --from finds the kpack node among the others") {
   write_text(dir / "0/type", "0x9\n");
   dir.write("0/data", {1, 2, 3, 4});
   write_text(dir / "1/type", "0x6b70616b\n");
-  dir.write("1/data", record_bytes());
+  dir.write("1/data", report_bytes());
   std::string out_path = dir / "out.txt";
   std::FILE* out = std::fopen(out_path.c_str(), "w");
   REQUIRE(out);
@@ -138,21 +138,21 @@ TEST_CASE("kpack stats --from finds the kpack node among the others") {
   std::string first, second;
   std::getline(printed, first);
   std::getline(printed, second);
-  CHECK(first == "kpack run record: setup_data/1 (version 1)");
+  CHECK(first == "kpack run report: setup_data/1 (version 1)");
   CHECK(second == "entry: boot protocol 16/32-bit; codec: lz4");
 
-  std::vector<uint8_t> truncated = record_bytes();
+  std::vector<uint8_t> truncated = report_bytes();
   truncated.resize(100);
   dir.write("1/data", truncated);
   status = print_stats(dir.path(), stdout);
   REQUIRE_FALSE(status.ok());
-  CHECK(status.error().message == dir / "1/data: is 100 bytes; a version 1 run record is 304");
+  CHECK(status.error().message == dir / "1/data: is 100 bytes; a version 1 run report is 304");
 
   write_text(dir / "1/type", "0x2\n");
   status = print_stats(dir.path(), stdout);
   REQUIRE_FALSE(status.ok());
   CHECK(status.error().message ==
-        dir.path() + ": has no kpack run record (no setup_data of type 0x6b70616b): not booted by a kpack image");
+        dir.path() + ": has no kpack run report (no setup_data of type 0x6b70616b): not booted by a kpack image");
 }
 
 TEST_CASE("the TSC rate comes from the kernel's calibration, else cpu MHz") {

@@ -15,7 +15,7 @@
 #include "tests/support/packed_image.h"
 #include "stub/unpack/relocation_table.h"
 #include "tests/support/simulated_memory.h"
-#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/packer_record_unpack.h"
 
 using namespace kpack;
 
@@ -155,7 +155,7 @@ struct KaslrRun {
     FreeMemory free;
     REQUIRE(free.add({kMiB, 160 * kMiB}).ok());
     NoTrace trace;
-    status = unpack_from_record(*image->kpack, load, kaslr, free, *memory, trace, &result);
+    status = unpack_from_packer_record(*image->packer_record, load, kaslr, free, *memory, trace, &result);
   }
 
   uint64_t u64_at(uint64_t paddr) { return load_le<uint64_t>(memory->at(result.base + paddr - text())); }

@@ -1,4 +1,4 @@
-// The run record (formats/run_record.h) put together as the boot goes: the phases as the trace
+// The run report (formats/run_report.h) put together as the boot goes: the phases as the trace
 // reports them, then what the engine and the helpers did, then a page for it in free memory and its
 // place at the head of boot_params' setup_data list. Pure, so the host tests build it byte for byte.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
-#include "formats/run_record.h"
+#include "formats/run_report.h"
 #include "stub/machine/free_memory.h"
 #include "stub/base/range.h"
 #include "stub/base/status.h"
@@ -21,23 +21,23 @@ struct HelperCounts {
   StubStatus problem;  // why only one CPU decoded, if one did
 };
 
-// The node's bytes: the setup_data header the kernel reads, then the record.
-inline constexpr uint64_t kRunRecordNodeSize = sizeof(boot::SetupData) + sizeof(RunRecord);
+// The node's bytes: the setup_data header the kernel reads, then the report.
+inline constexpr uint64_t kRunReportNodeSize = sizeof(boot::SetupData) + sizeof(RunReport);
 
-RunRecord start_run_record(Codec codec, RunEntry entry, uint64_t start_tsc);
+RunReport start_run_report(Codec codec, RunEntry entry, uint64_t start_tsc);
 
 // One phase as kpack.debug names it; a name outside kRunPhaseNames or a ninth phase is left out.
-void record_phase(RunRecord& run, const char* name, uint64_t bytes, uint64_t cycles);
+void report_phase(RunReport& run, const char* name, uint64_t bytes, uint64_t cycles);
 
 // Where the kernel went and who decoded its frames.
-void record_result(RunRecord& run, const UnpackResult& result, const HelperCounts& helpers);
+void report_result(RunReport& run, const UnpackResult& result, const HelperCounts& helpers);
 
 // A page for the node in `free` at or above 1 MiB (the kernel keeps the low MiB for itself), off
 // the kernel's span and the loaded image, both of which the kernel reuses.
-bool place_run_record(const FreeMemory& free, Range kernel, Range image, uint64_t* address);
+bool place_run_report(const FreeMemory& free, Range kernel, Range image, uint64_t* address);
 
 // Writes the node to `node` (physical `address`) and makes it the head of the setup_data list, the
-// rest behind it. Returns the record's copy in the node, for the TSC at the kernel's entry.
-RunRecord* link_run_record(boot::BootParams& params, uint64_t address, uint8_t* node, const RunRecord& run);
+// rest behind it. Returns the report's copy in the node, for the TSC at the kernel's entry.
+RunReport* link_run_report(boot::BootParams& params, uint64_t address, uint8_t* node, const RunReport& run);
 
 }  // namespace kpack

@@ -12,11 +12,11 @@ namespace kpack {
 
 // 'kpak' as sysfs prints the type (0x6b70616b): far from the kernel's SETUP_* types (1..9, bit 31
 // indirect); the kernel passes over types it does not know.
-inline constexpr uint32_t kSetupKpackRunRecord = 0x6b70616b;
-inline constexpr uint8_t kRunRecordMagic[8] = {'k', 'p', 'a', 'c', 'k', 'R', 'U', 'N'};
-inline constexpr uint32_t kRunRecordVersion = 1;
+inline constexpr uint32_t kSetupKpackRunReport = 0x6b70616b;
+inline constexpr uint8_t kRunReportMagic[8] = {'k', 'p', 'a', 'c', 'k', 'R', 'U', 'N'};
+inline constexpr uint32_t kRunReportVersion = 1;
 
-// How the stub was entered (RunRecord::entry).
+// How the stub was entered (RunReport::entry).
 enum class RunEntry : uint32_t {
   kLegacy = 1,       // the boot protocol's 16- or 32-bit entry (setup sectors, code32_start)
   kLegacy64 = 2,     // the boot protocol's 64-bit entry (kexec, direct-boot VMMs)
@@ -41,7 +41,7 @@ inline constexpr const char* run_entry_name(RunEntry entry) {
 inline constexpr const char* kRunPhaseNames[] = {"environment", "headers",  "placed",   "raw in place",
                                                  "raw moved",   "segments", "relocated"};
 inline constexpr uint32_t kRunPhaseKinds = sizeof(kRunPhaseNames) / sizeof(kRunPhaseNames[0]);
-inline constexpr uint32_t kRunRecordMaxPhases = 8;
+inline constexpr uint32_t kRunReportMaxPhases = 8;
 
 struct RunPhase {
   ul32 id;  // index into kRunPhaseNames
@@ -53,15 +53,15 @@ static_assert(sizeof(RunPhase) == 24);
 static_assert(offsetof(RunPhase, bytes) == 8);
 static_assert(offsetof(RunPhase, cycles) == 16);
 
-// RunRecord::flags
+// RunReport::flags
 inline constexpr uint32_t kRunKaslrPhysical = 1 << 0;  // the physical slot was drawn at random
 inline constexpr uint32_t kRunKaslrVirtual = 1 << 1;   // the virtual base was moved
 inline constexpr uint32_t kRunInPlace = 1 << 2;        // raw: the kernel ran where the loader put it
 
-struct RunRecord {
+struct RunReport {
   uint8_t magic[8];
   ul32 version;
-  ul32 size;              // sizeof(RunRecord) of this version
+  ul32 size;              // sizeof(RunReport) of this version
   ul32 codec;             // Codec
   ul32 entry;             // RunEntry
   ul64 start_tsc;         // the stub's first instruction of C++
@@ -71,7 +71,7 @@ struct RunRecord {
   ul64 virtual_offset;    // added to the kernel's virtual base (KASLR)
   ul32 flags;
   ul32 phase_count;
-  RunPhase phases[kRunRecordMaxPhases];
+  RunPhase phases[kRunReportMaxPhases];
   // kpack.debug's cpus line.
   ul32 cpus_found;
   ul32 cpus_started;
@@ -83,27 +83,27 @@ struct RunRecord {
   ul32 frames_redone;
   ul64 helper_start_cycles;
 };
-static_assert(sizeof(RunRecord) == 304);
-static_assert(offsetof(RunRecord, version) == 8);
-static_assert(offsetof(RunRecord, size) == 12);
-static_assert(offsetof(RunRecord, codec) == 16);
-static_assert(offsetof(RunRecord, entry) == 20);
-static_assert(offsetof(RunRecord, start_tsc) == 24);
-static_assert(offsetof(RunRecord, kernel_entry_tsc) == 32);
-static_assert(offsetof(RunRecord, kernel_base) == 40);
-static_assert(offsetof(RunRecord, kernel_entry) == 48);
-static_assert(offsetof(RunRecord, virtual_offset) == 56);
-static_assert(offsetof(RunRecord, flags) == 64);
-static_assert(offsetof(RunRecord, phase_count) == 68);
-static_assert(offsetof(RunRecord, phases) == 72);
-static_assert(offsetof(RunRecord, cpus_found) == 264);
-static_assert(offsetof(RunRecord, cpus_started) == 268);
-static_assert(offsetof(RunRecord, cpus_ran) == 272);
-static_assert(offsetof(RunRecord, cpus_returned) == 276);
-static_assert(offsetof(RunRecord, cpus_late) == 280);
-static_assert(offsetof(RunRecord, frames) == 284);
-static_assert(offsetof(RunRecord, frames_by_helpers) == 288);
-static_assert(offsetof(RunRecord, frames_redone) == 292);
-static_assert(offsetof(RunRecord, helper_start_cycles) == 296);
+static_assert(sizeof(RunReport) == 304);
+static_assert(offsetof(RunReport, version) == 8);
+static_assert(offsetof(RunReport, size) == 12);
+static_assert(offsetof(RunReport, codec) == 16);
+static_assert(offsetof(RunReport, entry) == 20);
+static_assert(offsetof(RunReport, start_tsc) == 24);
+static_assert(offsetof(RunReport, kernel_entry_tsc) == 32);
+static_assert(offsetof(RunReport, kernel_base) == 40);
+static_assert(offsetof(RunReport, kernel_entry) == 48);
+static_assert(offsetof(RunReport, virtual_offset) == 56);
+static_assert(offsetof(RunReport, flags) == 64);
+static_assert(offsetof(RunReport, phase_count) == 68);
+static_assert(offsetof(RunReport, phases) == 72);
+static_assert(offsetof(RunReport, cpus_found) == 264);
+static_assert(offsetof(RunReport, cpus_started) == 268);
+static_assert(offsetof(RunReport, cpus_ran) == 272);
+static_assert(offsetof(RunReport, cpus_returned) == 276);
+static_assert(offsetof(RunReport, cpus_late) == 280);
+static_assert(offsetof(RunReport, frames) == 284);
+static_assert(offsetof(RunReport, frames_by_helpers) == 288);
+static_assert(offsetof(RunReport, frames_redone) == 292);
+static_assert(offsetof(RunReport, helper_start_cycles) == 296);
 
 }  // namespace kpack

@@ -1,4 +1,4 @@
-#include "stub/unpack/run_record.h"
+#include "stub/unpack/run_report.h"
 
 namespace kpack {
 
@@ -14,20 +14,20 @@ constexpr uint64_t kLowMemoryEnd = 1 << 20;
 
 }  // namespace
 
-RunRecord start_run_record(Codec codec, RunEntry entry, uint64_t start_tsc) {
-  RunRecord run{};
-  __builtin_memcpy(run.magic, kRunRecordMagic, sizeof(run.magic));
-  run.version = kRunRecordVersion;
-  run.size = sizeof(RunRecord);
+RunReport start_run_report(Codec codec, RunEntry entry, uint64_t start_tsc) {
+  RunReport run{};
+  __builtin_memcpy(run.magic, kRunReportMagic, sizeof(run.magic));
+  run.version = kRunReportVersion;
+  run.size = sizeof(RunReport);
   run.codec = static_cast<uint32_t>(codec);
   run.entry = static_cast<uint32_t>(entry);
   run.start_tsc = start_tsc;
   return run;
 }
 
-void record_phase(RunRecord& run, const char* name, uint64_t bytes, uint64_t cycles) {
+void report_phase(RunReport& run, const char* name, uint64_t bytes, uint64_t cycles) {
   uint32_t count = run.phase_count;
-  if (count == kRunRecordMaxPhases) return;
+  if (count == kRunReportMaxPhases) return;
   for (uint32_t id = 0; id < kRunPhaseKinds; ++id) {
     if (!same_text(name, kRunPhaseNames[id])) continue;
     run.phases[count].id = id;
@@ -38,7 +38,7 @@ void record_phase(RunRecord& run, const char* name, uint64_t bytes, uint64_t cyc
   }
 }
 
-void record_result(RunRecord& run, const UnpackResult& result, const HelperCounts& helpers) {
+void report_result(RunReport& run, const UnpackResult& result, const HelperCounts& helpers) {
   run.kernel_base = result.base;
   run.kernel_entry = result.entry;
   run.virtual_offset = result.virtual_offset;
@@ -55,21 +55,21 @@ void record_result(RunRecord& run, const UnpackResult& result, const HelperCount
   run.frames_redone = result.redone;
 }
 
-bool place_run_record(const FreeMemory& free, Range kernel, Range image, uint64_t* address) {
+bool place_run_report(const FreeMemory& free, Range kernel, Range image, uint64_t* address) {
   FreeMemory room = free;
   if (!room.remove(kernel).ok() || !room.remove(image).ok()) return false;
-  return room.lowest_fit(kRunRecordNodeSize, kPage, kLowMemoryEnd, address);
+  return room.lowest_fit(kRunReportNodeSize, kPage, kLowMemoryEnd, address);
 }
 
-RunRecord* link_run_record(boot::BootParams& params, uint64_t address, uint8_t* node, const RunRecord& run) {
+RunReport* link_run_report(boot::BootParams& params, uint64_t address, uint8_t* node, const RunReport& run) {
   boot::SetupData header;
   header.next = params.hdr.setup_data;
-  header.type = kSetupKpackRunRecord;
-  header.len = sizeof(RunRecord);
+  header.type = kSetupKpackRunReport;
+  header.len = sizeof(RunReport);
   __builtin_memcpy(node, &header, sizeof(header));
   __builtin_memcpy(node + sizeof(header), &run, sizeof(run));
   params.hdr.setup_data = address;
-  return reinterpret_cast<RunRecord*>(node + sizeof(header));
+  return reinterpret_cast<RunReport*>(node + sizeof(header));
 }
 
 }  // namespace kpack

@@ -1,10 +1,10 @@
-#include "stub/unpack/record_unpack.h"
+#include "stub/unpack/packer_record_unpack.h"
 
 namespace kpack {
 
-StubStatus unpack_from_record(const StubRecord& info, uint64_t image_base, const KaslrRequest& kaslr,
-                              const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace, UnpackResult* result,
-                              FrameWorkers* workers, uint32_t max_workers) {
+StubStatus unpack_from_packer_record(const PackerRecord& info, uint64_t image_base, const KaslrRequest& kaslr,
+                                     const FreeMemory& free, PhysicalMemory& memory, UnpackTrace& trace,
+                                     UnpackResult* result, FrameWorkers* workers, uint32_t max_workers) {
   UnpackRequest request;
   request.codec = static_cast<Codec>(uint32_t{info.codec});
   request.payload_addr = image_base + info.payload_offset;

@@ -1,4 +1,4 @@
-#include "stub/entry/record_check.h"
+#include "stub/entry/packer_record_check.h"
 
 #include "stub/base/range.h"
 #include "stub/unpack/kernel_headers.h"
@@ -13,14 +13,14 @@ constexpr uint64_t kMaxRelocationTable = 16ull << 20;  // Debian's kernels carry
 }  // namespace
 
 // Runs in the stub before it relocates itself: no pointers in static data, nothing but arithmetic.
-StubStatus check_stub_record(const StubRecord& info, uint64_t record_offset) {
-  if (__builtin_memcmp(info.magic, kStubRecordMagic, sizeof(info.magic)) != 0)
+StubStatus check_packer_record(const PackerRecord& info, uint64_t record_offset) {
+  if (__builtin_memcmp(info.magic, kPackerRecordMagic, sizeof(info.magic)) != 0)
     return fail("the kpack record after the stub has no magic", record_offset);
-  if (info.version != kStubRecordVersion) return fail("unknown kpack record version", info.version);
+  if (info.version != kPackerRecordVersion) return fail("unknown kpack record version", info.version);
   if (info.codec >= kCodecCount) return fail("unknown payload codec in the kpack record", info.codec);
   uint64_t image_size = info.image_size, payload_offset = info.payload_offset, payload_size = info.payload_size;
-  uint64_t stub_end = record_offset + sizeof(StubRecord);
-  if (record_offset % kStubRecordAlign) return fail("the kpack record is misaligned", record_offset);
+  uint64_t stub_end = record_offset + sizeof(PackerRecord);
+  if (record_offset % kPackerRecordAlign) return fail("the kpack record is misaligned", record_offset);
   if (image_size > kMaxImageSize || image_size < stub_end)
     return fail("the kpack record's image size does not cover the stub", image_size, stub_end);
   if (payload_offset < stub_end) return fail("the kpack record's payload overlaps the stub", payload_offset, stub_end);

@@ -5,13 +5,13 @@
 #include "stub/runtime/asm_symbols.h"
 #include "stub/arch/halt.h"
 #include "stub/entry/confidential_exit.h"
-#include "stub/entry/record_check.h"
+#include "stub/entry/packer_record_check.h"
 
-extern "C" const kpack::StubRecord* checked_stub_record(uint8_t* image_base) {
+extern "C" const kpack::PackerRecord* checked_packer_record(uint8_t* image_base) {
   // A confidential VM is refused first, before the stub's own identity map (see confidential_vm.h).
   kpack::refuse_confidential_vm();
-  const auto* record = reinterpret_cast<const kpack::StubRecord*>(__stub_end);
-  kpack::StubStatus status = kpack::check_stub_record(*record, static_cast<uint64_t>(__stub_end - image_base));
+  const auto* record = reinterpret_cast<const kpack::PackerRecord*>(__stub_end);
+  kpack::StubStatus status = kpack::check_packer_record(*record, static_cast<uint64_t>(__stub_end - image_base));
   if (!status.ok()) kpack::halt_with(status);
   return record;
 }
