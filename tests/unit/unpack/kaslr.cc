@@ -137,7 +137,8 @@ struct KaslrRun {
   uint64_t load = kMiB;  // where the protected-mode part lies
 
   // Loaded at 1 MiB (QEMU -kernel), or at the header's pref_address (GRUB).
-  KaslrRun(Codec codec, const KaslrRequest& kaslr, bool randomize_raw = false, bool at_pref_address = false) {
+  KaslrRun(Codec codec, const KaslrRequest& kaslr, bool randomize_raw = false, bool at_pref_address = false,
+           RawLayout layout = RawLayout::kInPlace) {
     // 64-bit list {text+0x100, data+0x10}, inverse {data+0x20}, 32-bit {text+0x200}.
     auto va = [](uint64_t paddr) { return static_cast<uint32_t>(paddr + kStartKernelMap); };
     for (uint32_t w : {0u, va(text() + 0x100), va(data() + 0x10), 0u, va(data() + 0x20), 0u, va(text() + 0x200)})
@@ -145,6 +146,7 @@ struct KaslrRun {
     PackOptions options;
     options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
     options.randomize_raw_physically = randomize_raw;
+    options.raw_layout = layout;
     Result<std::vector<uint8_t>> file = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
     REQUIRE(file.ok());
     Result<BzImage> image = read_bzimage(*file, "out.img");
@@ -234,8 +236,9 @@ TEST_CASE("raw images at pref_address stay in place unless packed with --randomi
 }
 
 TEST_CASE(
-    "a raw kernel in place applies its relocation table after the segments move up over it, then zeroes the bss") {
-  KaslrRun run(Codec::kRaw, kaslr_with(12345, 678), false, true);
+    "a compact raw kernel at pref_address applies its relocation table after the segments move up over it, then "
+    "zeroes the bss") {
+  KaslrRun run(Codec::kRaw, kaslr_with(12345, 678), false, true, RawLayout::kCompact);
   REQUIRE(run.status.ok());
   REQUIRE(run.result.in_place);
   const LoadSegment& last = run.input.kernel.segments[3];
