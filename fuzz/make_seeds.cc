@@ -12,6 +12,7 @@
 #include "packer/codecs.h"
 #include "packer/elf_writer.h"
 #include "formats/boot_params.h"
+#include "formats/relocation_table.h"
 #include "packer/frames.h"
 #include "packer/image_writer.h"
 #include "packer/kernel_input.h"
@@ -156,7 +157,7 @@ FramedPayload raw_payload(const Bytes& bytes) { return FramedPayload{bytes, {}};
 // its size last.
 Bytes relocation_table(uint64_t data) {
   Bytes table;
-  auto va = [](uint64_t paddr) { return static_cast<uint32_t>(paddr + 0xffffffff80000000ull); };
+  auto va = [](uint64_t paddr) { return kpack::relocation_entry(paddr + kpack::kStartKernelMap); };
   for (uint32_t w : {0u, va(0x1000100), va(data + 0x10), 0u, va(data + 0x20), 0u, va(0x1000200)})
     kpack::test::append_le32(table, w);
   return table;

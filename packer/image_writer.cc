@@ -28,6 +28,16 @@ struct Payload {
   Range hole;                  // in-place raw payloads: the zero pages before the kernel (pe_image.h)
 };
 
+// A raw payload of `elf_bytes` whose first segment lies `segment_offset` bytes into the
+// protected-mode part: the stub may write up to the end of the kernel's span from there.
+Payload raw_payload(std::vector<uint8_t> elf_bytes, uint64_t segment_offset, const KernelInput& input) {
+  Payload payload;
+  payload.bytes = std::move(elf_bytes);
+  payload.kernel_offset = segment_offset;
+  payload.init_size_from_base = segment_offset + input.kernel.span();
+  return payload;
+}
+
 // An in-place raw payload: the mirrored ELF, its lowest segment `kernel_address - 1 MiB` into the
 // protected-mode part, so that the part at the default address puts every segment where it runs
 // (or, after the stub, on the page after the payload's headers: kpack --elf loads the part there).
@@ -41,7 +51,6 @@ struct Payload {
 // a section more than the headers below the setup header hold.
 Result<Payload> build_in_place_raw_payload(const KernelInput& input, const PackOptions& options,
                                            uint64_t payload_offset, const std::string& name) {
-  Payload payload;
   uint64_t kernel_address = kernel_floor(input, options);
   const bool after_stub = options.raw_layout == RawLayout::kInPlaceAfterStub;
   uint64_t segment_offset = after_stub ? payload_offset + kPageSize : kernel_address - kDefaultLoadAddress;
@@ -51,10 +60,8 @@ Result<Payload> build_in_place_raw_payload(const KernelInput& input, const PackO
                                    after_stub ? HighestTail::kStored : HighestTail::kLeftToStub);
   if (elf.kernel.headers_end > kPageSize)
     return error_in(name, "raw layout: the kernel's program headers do not fit in a page");
+  Payload payload = raw_payload(std::move(elf.bytes), segment_offset, input);
   payload.hole = Range{align_up(elf.kernel.headers_end, kPageSize), elf.kernel.segments[0].offset & ~(kPageSize - 1)};
-  payload.kernel_offset = segment_offset;
-  payload.bytes = std::move(elf.bytes);
-  payload.init_size_from_base = segment_offset + input.kernel.span();
   return payload;
 }
 
@@ -65,16 +72,13 @@ Result<Payload> build_in_place_raw_payload(const KernelInput& input, const PackO
 // the kernel; elsewhere the stub moves the segments there.
 Result<Payload> build_compact_raw_payload(const KernelInput& input, const PackOptions& options, uint64_t payload_offset,
                                           const std::string& name) {
-  Payload payload;
   PayloadElf elf = layout_compact(input, InnerZeros::kLeftOut);
   if (!is_physically_ordered(elf.kernel))
     return error_in(name, "raw layout: the kernel's segments are not in physical order in its file");
   uint64_t segment_offset = payload_offset + elf.kernel.segments[0].offset;
+  Payload payload = raw_payload(std::move(elf.bytes), segment_offset, input);
   uint64_t kernel_address = kernel_floor(input, options);
   if (kernel_address >= kDefaultLoadAddress + segment_offset) payload.pref_address = kernel_address - segment_offset;
-  payload.kernel_offset = segment_offset;
-  payload.bytes = std::move(elf.bytes);
-  payload.init_size_from_base = segment_offset + input.kernel.span();
   return payload;
 }
 

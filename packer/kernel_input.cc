@@ -45,8 +45,8 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
     std::vector<uint8_t> bytes = KPACK_TRY_RESULT(read_file(relocs_path));
     RelocationLists table = KPACK_TRY_RESULT(split_relocation_lists(bytes, relocs_path));
     if (expected && table.format != *expected)
-      return error_in(relocs_path, std::string("relocation table is ") + relocs_format_name(table.format) + " but " +
-                                       path + " expects one " + relocs_format_name(*expected));
+      return error_in(relocs_path, std::string("relocation table is ") + relocation_format_name(table.format) +
+                                       " but " + path + " expects one " + relocation_format_name(*expected));
     input.relocs = std::move(bytes);
     input.relocs_origin = RelocsOrigin::kFile;
     return Ok{};

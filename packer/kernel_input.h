@@ -23,7 +23,7 @@ enum class RelocsOrigin {
 
 struct KernelInput {
   std::vector<uint8_t> elf;
-  std::vector<uint8_t> relocs;  // the kernel's relocation table (relocs_table.h), travels after the ELF
+  std::vector<uint8_t> relocs;  // the kernel's relocation table (formats/relocation_table.h), after the ELF
   RelocsOrigin relocs_origin = RelocsOrigin::kNone;
   KernelHeaders kernel;                  // parsed and validated program headers
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one

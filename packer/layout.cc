@@ -156,9 +156,9 @@ std::vector<Range> relocation_targets(const KernelInput& input) {
   auto add = [&](const std::vector<uint32_t>& entries, uint64_t width) {
     for (uint32_t entry : entries) targets.push_back(range_of(physical_target(entry), width));
   };
-  add(lists->relocs64, 8);
-  add(lists->inverse32, 4);
-  add(lists->relocs32, 4);
+  add(lists->relocs64, kRelocation64Width);
+  add(lists->inverse32, kRelocationInverse32Width);
+  add(lists->relocs32, kRelocation32Width);
   return targets;
 }
 

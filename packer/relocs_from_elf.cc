@@ -269,7 +269,7 @@ class ListSorter {
   Status add_pc_relative(const Relocation& r) {
     if (!KPACK_TRY_RESULT(against_percpu_symbol(r))) return Ok{};
     KPACK_TRY_RESULT(check_listable(r.offset));
-    lists_.inverse32.push_back(static_cast<uint32_t>(r.offset));
+    lists_.inverse32.push_back(relocation_entry(r.offset));
     return Ok{};
   }
 
@@ -286,16 +286,16 @@ class ListSorter {
     if (into_head_text)
       return sections_.fail("has an absolute reference to " + name_for_message(r) + " at " + hex(r.offset) +
                             " in .head.text");
-    if (static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(r.offset))) != r.offset)
+    if (relocation_virtual_address(relocation_entry(r.offset)) != r.offset)
       return sections_.fail("has a relocation at " + hex(r.offset) + ", outside the top and bottom 2 GiB");
     KPACK_TRY_RESULT(check_listable(r.offset));
-    (r.type == elf::kRX86_64_64 ? lists_.relocs64 : lists_.relocs32).push_back(static_cast<uint32_t>(r.offset));
+    (r.type == elf::kRX86_64_64 ? lists_.relocs64 : lists_.relocs32).push_back(relocation_entry(r.offset));
     return Ok{};
   }
 
   // 0 ends a list on disk, so no entry may be 0.
   Status check_listable(uint64_t offset) const {
-    if (static_cast<uint32_t>(offset) == 0)
+    if (relocation_entry(offset) == kRelocationListStart)
       return sections_.fail("has a relocation at address 0, which the table cannot hold");
     return Ok{};
   }

@@ -3,25 +3,26 @@
 #include <charconv>
 
 #include "formats/le.h"
+#include "stub/unpack/relocation_table.h"
 
 namespace kpack {
 
 std::vector<uint8_t> encode_relocation_lists(const RelocationLists& table) {
   std::vector<uint8_t> out;
-  size_t words = 2 + table.relocs64.size() + table.relocs32.size();
-  if (table.format == RelocationFormat::kWithInverse32) words += 1 + table.inverse32.size();
-  out.reserve(words * 4);
+  size_t words =
+      relocation_zero_words(table.format) + table.relocs64.size() + table.inverse32.size() + table.relocs32.size();
+  out.reserve(words * kRelocationWordSize);
   auto word = [&out](uint32_t value) {
-    out.resize(out.size() + 4);
-    store_le(out.data() + out.size() - 4, value);
+    out.resize(out.size() + kRelocationWordSize);
+    store_le(out.data() + out.size() - kRelocationWordSize, value);
   };
-  word(0);
+  word(kRelocationListStart);
   for (uint32_t v : table.relocs64) word(v);
   if (table.format == RelocationFormat::kWithInverse32) {
-    word(0);
+    word(kRelocationListStart);
     for (uint32_t v : table.inverse32) word(v);
   }
-  word(0);
+  word(kRelocationListStart);
   for (uint32_t v : table.relocs32) word(v);
   return out;
 }
@@ -35,7 +36,7 @@ Result<RelocationLists> split_relocation_lists(std::span<const uint8_t> bytes, c
   RelocationLists table;
   table.format = parsed.format;
   auto copy = [&](uint64_t begin, uint64_t end, std::vector<uint32_t>& list) {
-    for (uint64_t i = begin; i < end; ++i) list.push_back(load_le<uint32_t>(bytes.data() + 4 * i));
+    for (uint64_t i = begin; i < end; ++i) list.push_back(load_le<uint32_t>(bytes.data() + kRelocationWordSize * i));
   };
   copy(parsed.list64_begin, parsed.list64_end, table.relocs64);
   copy(parsed.inverse32_begin, parsed.inverse32_end, table.inverse32);
@@ -51,18 +52,12 @@ std::optional<RelocationFormat> relocs_format_for_release(std::string_view relea
   if (parsed.ec != std::errc{} || parsed.ptr == end || *parsed.ptr != '.') return std::nullopt;
   parsed = std::from_chars(parsed.ptr + 1, end, minor);
   if (parsed.ec != std::errc{}) return std::nullopt;
-  bool inverse = major < 6 || (major == 6 && minor < 15);
-  return inverse ? RelocationFormat::kWithInverse32 : RelocationFormat::kWithoutInverse32;
-}
-
-const char* relocs_format_name(RelocationFormat format) {
-  return format == RelocationFormat::kWithInverse32 ? "with inverse-32 list (up to 6.14)"
-                                                    : "without inverse-32 list (6.15+)";
+  return relocation_format_for_release(major, minor);
 }
 
 std::string describe_relocation_lists(const RelocationLists& table) {
   std::string text =
-      std::string(relocs_format_name(table.format)) + ": 64-bit " + std::to_string(table.relocs64.size());
+      std::string(relocation_format_name(table.format)) + ": 64-bit " + std::to_string(table.relocs64.size());
   if (table.format == RelocationFormat::kWithInverse32)
     text += ", inverse-32 " + std::to_string(table.inverse32.size());
   text += ", 32-bit " + std::to_string(table.relocs32.size());

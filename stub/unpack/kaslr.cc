@@ -1,7 +1,6 @@
 #include "stub/unpack/kaslr.h"
 
 #include "formats/le.h"
-#include "stub/unpack/relocation_table.h"
 
 namespace kpack {
 namespace {

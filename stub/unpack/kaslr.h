@@ -24,6 +24,9 @@ uint64_t slot_address(const FreeMemory& free, uint64_t size, uint64_t alignment,
 // memory limit, and the first `gigantic_pages` free 1 GiB-aligned gigabytes.
 StubStatus apply_kaslr_options(const KaslrOptions& options, FreeMemory& free);
 
+// How far the kernel's image may reach above __START_KERNEL_map with KASLR (KERNEL_IMAGE_SIZE).
+inline constexpr uint64_t kKernelImageSize = 1ull << 30;
+
 // The virtual offset (a multiple of 2 MiB, added to the link-time virtual base) of a kernel linked
 // at `link_address` spanning `span` bytes, drawn from `random`: [0, 1 GiB - link_address - span].
 // `slots` receives how many there were to choose from.

@@ -29,26 +29,28 @@ struct FileBacked {
 
 // Finds the 0 words that split the lists (relocate_kernel checks the targets in its own pass).
 StubStatus parse_relocation_table(const uint8_t* bytes, uint64_t size, RelocationTable* out) {
-  if (size % 4) return fail("relocation table size is not a multiple of 4", size);
-  uint64_t words = size / 4;
-  if (words == 0 || load_le<uint32_t>(bytes) != 0) return fail("relocation table does not start with a 0 word", size);
-  uint64_t zeros[3] = {0, 0, 0};
+  constexpr uint32_t kMostZeros = relocation_zero_words(RelocationFormat::kWithInverse32);
+  if (size % kRelocationWordSize) return fail("relocation table size is not a multiple of 4", size);
+  uint64_t words = size / kRelocationWordSize;
+  if (words == 0 || load_le<uint32_t>(bytes) != kRelocationListStart)
+    return fail("relocation table does not start with a 0 word", size);
+  uint64_t zeros[kMostZeros] = {0, 0, 0};
   uint32_t count = 1;
   for (uint64_t i = 1; i < words; ++i) {
-    uint32_t entry = load_le<uint32_t>(bytes + 4 * i);
-    if (entry == 0) {
-      if (count == 3) return fail("relocation table has more than three 0 words", i);
+    uint32_t entry = load_le<uint32_t>(bytes + kRelocationWordSize * i);
+    if (entry == kRelocationListStart) {
+      if (count == kMostZeros) return fail("relocation table has more than three 0 words", i);
       zeros[count++] = i;
     }
   }
   RelocationTable t;
   t.words = bytes;
-  if (count == 3) {
+  if (count == relocation_zero_words(RelocationFormat::kWithInverse32)) {
     t.format = RelocationFormat::kWithInverse32;
     t.list64_begin = zeros[0] + 1, t.list64_end = zeros[1];
     t.inverse32_begin = zeros[1] + 1, t.inverse32_end = zeros[2];
     t.list32_begin = zeros[2] + 1, t.list32_end = words;
-  } else if (count == 2) {
+  } else if (count == relocation_zero_words(RelocationFormat::kWithoutInverse32)) {
     t.format = RelocationFormat::kWithoutInverse32;
     t.list64_begin = zeros[0] + 1, t.list64_end = zeros[1];
     t.inverse32_begin = t.inverse32_end = zeros[1];
@@ -92,14 +94,16 @@ struct ListPatcher {
 
   template <Patch kPatch, int kStep>
   int64_t loop(int64_t first, int64_t limit, uint64_t add, StubStatus* status) const {
-    constexpr uint64_t kWidth = kPatch == Patch::kAdd64 ? 8 : 4;
+    constexpr uint64_t kWidth = kPatch == Patch::kAdd64   ? kRelocation64Width
+                                : kPatch == Patch::kAdd32 ? kRelocation32Width
+                                                          : kRelocationInverse32Width;
     uint64_t lo = 1, hi = 0;
     int64_t i = first;
     for (; i != limit; i += kStep) {
-      uint32_t entry = load_le<uint32_t>(words + 4 * i);
+      uint32_t entry = load_le<uint32_t>(words + kRelocationWordSize * i);
       uint64_t target = physical_target(entry);
-      if (target < lo || target > hi || entry == 0) {
-        if (entry == 0) break;
+      if (target < lo || target > hi || entry == kRelocationListStart) {
+        if (entry == kRelocationListStart) break;
         uint32_t r = 0;
         while (r < backed.count && !(target >= backed.ranges[r].begin && backed.ranges[r].size() >= kWidth &&
                                      target - backed.ranges[r].begin <= backed.ranges[r].size() - kWidth))
@@ -133,9 +137,10 @@ struct ListPatcher {
 StubStatus relocate_kernel(const uint8_t* bytes, uint64_t size, const KernelHeaders& k, uint64_t base, uint64_t delta,
                            PhysicalMemory& memory, RelocationTable* applied) {
   if (delta == 0) return parse_relocation_table(bytes, size, applied);
-  if (size % 4) return fail("relocation table size is not a multiple of 4", size);
-  int64_t words = static_cast<int64_t>(size / 4);
-  if (words == 0 || load_le<uint32_t>(bytes) != 0) return fail("relocation table does not start with a 0 word", size);
+  if (size % kRelocationWordSize) return fail("relocation table size is not a multiple of 4", size);
+  int64_t words = static_cast<int64_t>(size / kRelocationWordSize);
+  if (words == 0 || load_le<uint32_t>(bytes) != kRelocationListStart)
+    return fail("relocation table does not start with a 0 word", size);
   FileBacked backed(k);
   uint8_t* kernel = memory.writable(base, k.span());
   if (!kernel) return fail("kernel is not writable for relocation", base, k.span());

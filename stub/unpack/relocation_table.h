@@ -1,34 +1,18 @@
-// The kernel's relocation table (arch/x86/tools/relocs -> vmlinux.relocs), read and applied as the
-// stock decompressor does to move the kernel's virtual base. Entries are u32 little-endian words,
-// each the low 32 bits of the link-time virtual address of a place to patch, in lists separated
-// by 0 words (entries are never 0):
-//   up to 6.14:  0, 64-bit list, 0, inverse 32-bit list (per-CPU), 0, 32-bit list
-//   6.15 on:     0, 64-bit list, 0, 32-bit list
-// so the number of 0 words tells the format.
+// The kernel's relocation table (formats/relocation_table.h: arch/x86/tools/relocs ->
+// vmlinux.relocs) read in place and applied as the stock decompressor does, to move the kernel's
+// virtual base.
 #pragma once
 
 #include <stdint.h>
 
+#include "formats/relocation_table.h"
 #include "stub/unpack/kernel_headers.h"
 #include "stub/base/physical_memory.h"
 #include "stub/base/status.h"
 
 namespace kpack {
 
-// The kernel's virtual base is __START_KERNEL_map plus its physical link address.
-inline constexpr uint64_t kStartKernelMap = 0xffffffff80000000ull;
-// How far the kernel's image may reach above __START_KERNEL_map with KASLR (KERNEL_IMAGE_SIZE).
-inline constexpr uint64_t kKernelImageSize = 1ull << 30;
-
-// The link-time physical address an entry names: sign-extended to the kernel's virtual address,
-// then taken back to physical through __START_KERNEL_map (per-CPU places included: relocs
-// writes them at their load address).
-constexpr uint64_t physical_target(uint32_t entry) {
-  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry))) - kStartKernelMap;
-}
-
-enum class RelocationFormat : uint8_t { kWithInverse32, kWithoutInverse32 };
-
+// Where each list of a table lies, in words from its start: the table itself stays where it is.
 struct RelocationTable {
   const uint8_t* words = nullptr;
   RelocationFormat format = RelocationFormat::kWithoutInverse32;

@@ -140,7 +140,7 @@ struct KaslrRun {
   KaslrRun(Codec codec, const KaslrRequest& kaslr, bool randomize_raw = false, bool at_pref_address = false,
            RawLayout layout = RawLayout::kInPlace) {
     // 64-bit list {text+0x100, data+0x10}, inverse {data+0x20}, 32-bit {text+0x200}.
-    auto va = [](uint64_t paddr) { return static_cast<uint32_t>(paddr + kStartKernelMap); };
+    auto va = [](uint64_t paddr) { return relocation_entry(paddr + kStartKernelMap); };
     for (uint32_t w : {0u, va(text() + 0x100), va(data() + 0x10), 0u, va(data() + 0x20), 0u, va(text() + 0x200)})
       test::append_le32(input.relocs, w);
     PackOptions options;

@@ -25,7 +25,7 @@ std::vector<uint8_t> table_of(std::initializer_list<uint32_t> words) {
 }
 
 // Kernel virtual address (low 32 bits) of link-time physical address `paddr`.
-uint32_t va(uint64_t paddr) { return static_cast<uint32_t>(paddr + kStartKernelMap); }
+uint32_t va(uint64_t paddr) { return relocation_entry(paddr + kStartKernelMap); }
 
 // typical_segments() parsed, and placed at 32 MiB (link address 16 MiB) in simulated RAM.
 struct Placed {

@@ -1,0 +1,71 @@
+// The x86-64 kernel's relocation table: arch/x86/tools/relocs writes it from vmlinux as
+// arch/x86/boot/compressed/vmlinux.relocs, a stock bzImage carries it in its payload right after
+// the ELF, and so does a kpack image (PackerRecord::relocations_size bytes, formats/kpack_image.h).
+// The packer writes or checks it, the stub applies it to move the kernel's virtual base.
+//
+// No header: little-endian u32 words, each the low 32 bits of a link-time virtual address to
+// patch, in lists sorted ascending and each preceded by a 0 word (entries are never 0):
+//
+//   up to 6.14:  0, 64-bit list, 0, inverse-32 list, 0, 32-bit list       (3 zero words)
+//   6.15 on:     0, 64-bit list, 0, 32-bit list                           (2 zero words)
+//
+// ("x86/boot/64: Remove inverse relocations" dropped the inverse list along with the zero-based
+// per-CPU section it served.) So the number of zero words gives the format.
+#pragma once
+
+#include <stdint.h>
+
+namespace kpack {
+
+inline constexpr uint32_t kRelocationWordSize = 4;   // a little-endian u32
+inline constexpr uint32_t kRelocationListStart = 0;  // the word before each list
+
+enum class RelocationFormat : uint8_t { kWithInverse32, kWithoutInverse32 };
+
+constexpr uint32_t relocation_zero_words(RelocationFormat format) {
+  return format == RelocationFormat::kWithInverse32 ? 3 : 2;
+}
+
+// The first release whose relocs writes no inverse-32 list.
+inline constexpr unsigned kRelocationWithoutInverse32Major = 6, kRelocationWithoutInverse32Minor = 15;
+
+constexpr RelocationFormat relocation_format_for_release(unsigned major, unsigned minor) {
+  bool inverse = major < kRelocationWithoutInverse32Major ||
+                 (major == kRelocationWithoutInverse32Major && minor < kRelocationWithoutInverse32Minor);
+  return inverse ? RelocationFormat::kWithInverse32 : RelocationFormat::kWithoutInverse32;
+}
+static_assert(relocation_format_for_release(6, 14) == RelocationFormat::kWithInverse32);
+static_assert(relocation_format_for_release(6, 15) == RelocationFormat::kWithoutInverse32);
+
+constexpr const char* relocation_format_name(RelocationFormat format) {
+  return format == RelocationFormat::kWithInverse32 ? "with inverse-32 list (up to 6.14)"
+                                                    : "without inverse-32 list (6.15+)";
+}
+
+// What each list's entries patch: the 64-bit list a u64 that gets the offset added (R_X86_64_64),
+// the 32-bit list a u32 that gets it added (R_X86_64_32/32S), the inverse-32 list a per-CPU
+// PC-relative s32 that gets it subtracted.
+inline constexpr uint32_t kRelocation64Width = 8;
+inline constexpr uint32_t kRelocation32Width = 4;
+inline constexpr uint32_t kRelocationInverse32Width = 4;
+
+// The kernel's virtual base is __START_KERNEL_map plus its physical link address.
+inline constexpr uint64_t kStartKernelMap = 0xffffffff80000000ull;
+
+// An entry is the low 32 bits of the place's link-time virtual address, which sign-extend back to
+// it: only places in the top and bottom 2 GiB can be listed.
+constexpr uint32_t relocation_entry(uint64_t virtual_address) { return static_cast<uint32_t>(virtual_address); }
+constexpr uint64_t relocation_virtual_address(uint32_t entry) {
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry)));
+}
+
+// The link-time physical address an entry names: its virtual address taken back to physical
+// through __START_KERNEL_map (per-CPU places included: relocs writes them at their load address).
+constexpr uint64_t physical_target(uint32_t entry) { return relocation_virtual_address(entry) - kStartKernelMap; }
+
+static_assert(relocation_entry(kStartKernelMap + 0x1000000) == 0x81000000u);
+static_assert(relocation_virtual_address(0x81000000u) == kStartKernelMap + 0x1000000);
+static_assert(physical_target(0x81000000u) == 0x1000000);
+static_assert(relocation_virtual_address(0x7fffffffu) == 0x7fffffffu);  // bottom 2 GiB: positive
+
+}  // namespace kpack
