@@ -29,6 +29,15 @@ void print(const Firmware& fw, const char* text);
 // Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);
 
+// The firmware's one instance of the protocol `kGuid` names (LocateProtocol), as `Protocol`;
+// nullptr when it has none.
+template <typename Protocol, const Guid& kGuid>
+Protocol* locate_protocol(const Firmware& fw) {
+  void* interface = nullptr;
+  if (failed(fw.boot->locate_protocol(&kGuid, nullptr, &interface))) return nullptr;
+  return static_cast<Protocol*>(interface);
+}
+
 // The firmware's configuration table `guid` names, looked up in the system table's array
 // (stub/machine/efi_configuration_table.h); nullptr when it has none.
 inline const void* firmware_table(const Firmware& fw, const Guid& guid) {

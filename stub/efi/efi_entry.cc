@@ -104,9 +104,8 @@ uint8_t secure_boot_mode(const Firmware& fw) {
 
 // EFI_RNG_PROTOCOL's bytes for KASLR, when the firmware has it.
 uint64_t firmware_entropy(const Firmware& fw, uint8_t* bytes, uint64_t size) {
-  void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kRngProtocol, nullptr, &interface)) || !interface) return 0;
-  auto* rng = static_cast<Rng*>(interface);
+  Rng* rng = locate_protocol<Rng, kRngProtocol>(fw);
+  if (!rng) return 0;
   return failed(rng->get_rng(rng, nullptr, size, bytes)) ? 0 : size;
 }
 

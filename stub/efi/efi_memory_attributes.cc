@@ -8,9 +8,8 @@
 namespace kpack::efi {
 
 EfiStatus protect_kernel_text(const Firmware& fw, const UnpackResult& result) {
-  void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kMemoryAttributeProtocol, nullptr, &interface)) || !interface) return kSuccess;
-  auto* attributes = static_cast<MemoryAttribute*>(interface);
+  auto* attributes = locate_protocol<MemoryAttribute, kMemoryAttributeProtocol>(fw);
+  if (!attributes) return kSuccess;
   const KernelHeaders& kernel = result.kernel;
   for (uint32_t i = 0; i < kernel.segment_count; ++i) {
     const LoadSegment& segment = kernel.segments[i];

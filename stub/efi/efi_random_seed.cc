@@ -7,12 +7,6 @@
 namespace kpack::efi {
 namespace {
 
-Rng* rng_protocol(const Firmware& fw) {
-  void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kRngProtocol, nullptr, &interface))) return nullptr;
-  return static_cast<Rng*>(interface);
-}
-
 // Raw entropy when the firmware offers it, its default algorithm otherwise.
 EfiStatus fresh_bytes(Rng* rng, uint8_t* bytes) {
   EfiStatus status = rng->get_rng(rng, &kRngAlgorithmRaw, kRandomSeedSize, bytes);
@@ -28,7 +22,7 @@ void wipe(void* bytes, uint64_t size) {
 }  // namespace
 
 void install_random_seed(const Firmware& fw) {
-  Rng* rng = rng_protocol(fw);
+  Rng* rng = locate_protocol<Rng, kRngProtocol>(fw);
   if (!rng) return;
   auto* earlier = static_cast<LinuxRandomSeed*>(const_cast<void*>(firmware_table(fw, kLinuxRandomSeedTable)));
   uint32_t kept = earlier && earlier->size <= kRandomSeedMaxKept ? earlier->size : 0;

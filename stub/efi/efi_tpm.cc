@@ -6,12 +6,6 @@
 namespace kpack::efi {
 namespace {
 
-Tcg2* tcg2_protocol(const Firmware& fw) {
-  void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kTcg2Protocol, nullptr, &interface))) return nullptr;
-  return static_cast<Tcg2*>(interface);
-}
-
 uint16_t read16(const uint8_t* p) {
   uint16_t v;
   __builtin_memcpy(&v, p, sizeof(v));
@@ -82,7 +76,7 @@ uint32_t final_events_preboot_size(const Firmware& fw, uint32_t format, uint64_t
 void measure_into_pcr9(const Firmware& fw, uint64_t address, uint64_t size, MeasuredData what) {
   static constexpr char kInitrd[] = "Linux initrd", kLoadOptions[] = "LOADED_IMAGE::LoadOptions";
   constexpr uint32_t kInitrdTag = 0x8F3B22EC, kLoadOptionsTag = 0x8F3B22ED, kPcr = 9;
-  Tcg2* tcg2 = tcg2_protocol(fw);
+  Tcg2* tcg2 = locate_protocol<Tcg2, kTcg2Protocol>(fw);
   if (!tcg2) return;
   bool initrd = what == MeasuredData::kInitrd;
   const char* description = initrd ? kInitrd : kLoadOptions;
@@ -100,7 +94,7 @@ void measure_into_pcr9(const Firmware& fw, uint64_t address, uint64_t size, Meas
 }
 
 void install_tpm_event_log(const Firmware& fw) {
-  Tcg2* tcg2 = tcg2_protocol(fw);
+  Tcg2* tcg2 = locate_protocol<Tcg2, kTcg2Protocol>(fw);
   if (!tcg2) return;
   // The crypto-agile log if the firmware keeps one, else the SHA-1 one.
   uint32_t format = kEventLogFormatTcg2;

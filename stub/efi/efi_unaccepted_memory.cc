@@ -13,9 +13,8 @@ namespace {
 
 // Without this call EDK2 accepts everything when boot services end (its ResolveUnacceptedMemory).
 void allow_unaccepted_memory(const Firmware& fw) {
-  void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kMemoryAcceptanceProtocol, nullptr, &interface)) || !interface) return;
-  auto* acceptance = static_cast<MemoryAcceptance*>(interface);
+  auto* acceptance = locate_protocol<MemoryAcceptance, kMemoryAcceptanceProtocol>(fw);
+  if (!acceptance) return;
   if (failed(acceptance->allow_unaccepted_memory(acceptance)))
     print(fw, "kpack: the firmware's memory acceptance protocol failed\n");
 }

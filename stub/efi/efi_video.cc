@@ -19,9 +19,9 @@ void mask_to_field(uint32_t mask, uint8_t* position, uint8_t* size) {
 }  // namespace
 
 void store_framebuffer(const Firmware& fw, boot::ScreenInfo* screen) {
-  void* interface = nullptr;
-  if (failed(fw.boot->locate_protocol(&kGraphicsOutputProtocol, nullptr, &interface)) || !interface) return;
-  GraphicsMode* mode = static_cast<GraphicsOutput*>(interface)->mode;
+  auto* output = locate_protocol<GraphicsOutput, kGraphicsOutputProtocol>(fw);
+  if (!output) return;
+  GraphicsMode* mode = output->mode;
   if (!mode || !mode->info || mode->info->pixel_format == kPixelBltOnly) return;
   const GraphicsModeInfo& info = *mode->info;
   PixelBitmask mask = info.pixel_information;
