@@ -38,12 +38,12 @@ vm_wait() {
     wait "$vm_pid" || fail "$(basename "$console"): QEMU failed: $(cat "$console.qemu-stderr")"
 }
 
-# boot NAME: pack NAME.step into a tar disk, boot, wait for the power-off.
+# boot NAME [SECONDS]: pack NAME.step into a tar disk, boot, wait for the power-off (900 s at most).
 boot() {
     local name=$1 start=$EPOCHSECONDS
     tar -cf "$work/$name.tar" -C "$work/$name.step" .
     vm_start "$name"
-    vm_wait 900
+    vm_wait "${2:-900}"
     say "boot $name: $((EPOCHSECONDS - start)) s"
 }
 
