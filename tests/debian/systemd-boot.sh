@@ -7,7 +7,7 @@
 token=$MACHINE_ID
 esp=/boot/efi
 entries=$esp/loader/entries
-selected='echo "selected: $(tail -c +5 /sys/firmware/efi/efivars/LoaderEntrySelected-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f | tr -d "\000")"'
+selected='echo "selected: $(cat /sys/firmware/efi/efivars/LoaderEntrySelected-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f | tail -c +5 | tr -d "\000")"'
 report_step="kpack-kernel-hook status | sed 's/^/status: /'; ls $entries | sed 's/^/entry: /'; grep -H '^options' $entries/*.conf | sed 's,^$entries/,options: ,'"
 # systemd-bless-boot runs once boot-complete.target is reached, maybe after the agent started: wait
 # for the blessed (uncounted) entry of VERSION.
@@ -19,6 +19,10 @@ dir=$(step_dir 0-install)
 cp "$deb" "$dir/kpack.deb"
 cat > "$dir/step.sh" <<STEP
 $selected
+# The image's first entry is named by make-image.sh's machine id, but mmdebstrap left
+# /etc/machine-id uninitialized and systemd made another at the first boot: kernel-install takes
+# the first entry's token, as on a machine whose entries it wrote.
+echo $token > /etc/kernel/entry-token
 bootctl is-installed
 apt-get install -y --no-install-recommends ./kpack.deb
 sed -i 's/^KPACK_HOOK=no/KPACK_HOOK=yes/' /etc/default/kpack
