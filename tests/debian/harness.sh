@@ -95,8 +95,8 @@ report() {
 }
 # expect_boot VERSION present|absent WHAT [trial|default]: this boot was kernel VERSION, with or
 # without kpack's run record, loaded from WHAT: the image GRUB loaded (BOOT_IMAGE), or the loader
-# entry systemd-boot booted (LoaderEntrySelected, which the step prints as "selected: ID"); through
-# the trial entry or not.
+# entry systemd-boot booted (LoaderEntrySelected, which the step prints as "selected: ID"; WHAT is
+# then an extended regular expression); through the trial entry or not.
 expect_boot() {
     report
     [[ $booted == "KPACK-TEST: booted version=$1 record=$2" ]] \

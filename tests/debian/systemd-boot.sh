@@ -1,8 +1,9 @@
 # systemd-boot.sh — sourced by tests/debian/run.sh: the trial and full sequences on the uefi image
 # under OVMF: systemd-boot on the ESP (/boot/efi), kernel-install's layout bls, boot counting with
 # /etc/kernel/tries. Each step prints the entry systemd-boot booted (LoaderEntrySelected: the
-# entry's id, its file name without the counter), kpack-kernel-hook status, the entries and their
-# options; the assertions are on those lines and the kernel that booted.
+# entry's file name as systemd-boot found it, a counted one's +TRIES before its renaming),
+# kpack-kernel-hook status, the entries and their options; the assertions are on those lines and
+# the kernel that booted.
 
 token=$MACHINE_ID
 esp=/boot/efi
@@ -51,7 +52,7 @@ journalctl -b -u kpack-trial.service -u systemd-bless-boot.service -o cat --no-p
 $report_step
 STEP
 boot 1-trial
-expect_boot "$version" present "$token-$version.conf" trial
+expect_boot "$version" present "$token-$version\\+1.conf" trial
 expect_step_ok
 expect_output "^stats: kpack run record: setup_data/[0-9]+ \\(version 1\\)$"
 expect_output "^stats: entry: EFI PE; codec: lz4$"
@@ -135,7 +136,7 @@ ls $entries | sed 's/^/entry after purge: /'
 grep -c 'kpack' $entries/*.conf | sed 's/^/kpack lines: /'
 STEP
 boot 5-purge
-expect_boot "$version2" present "$token-$version2.conf" trial
+expect_boot "$version2" present "$token-$version2\\+1.conf" trial
 expect_step_ok
 expect_output "^stats: record present$"
 expect_output "^journal: kpack-kernel-hook: $version2: trial boot passed"
