@@ -87,8 +87,8 @@ EOF
 boot 4-install-kernel 1500
 expect_boot "$version" absent "$stock/vmlinuz-$version" default
 expect_step_ok
-expect_output "kpack-kernel-hook: $version2: packed /boot/vmlinuz-$version2 "
-expect_output "^status: $version2: kpack image \\(stock in $stock/vmlinuz-$version2\\); trial: pending; next boot: packed, on trial; default: stock$"
+expect_output "kpack-kernel-hook: $version2_re: packed /boot/vmlinuz-$version2_re "
+expect_output "^status: $version2_re: kpack image \\(stock in $stock/vmlinuz-$version2_re\\); trial: pending; next boot: packed, on trial; default: stock$"
 
 # ---- 5: its trial passes; kpack is purged -------------------------------------------------------
 
@@ -109,10 +109,10 @@ boot 5-purge
 expect_boot "$version2" present "/boot/vmlinuz-$version2" trial
 expect_step_ok
 expect_output "^stats: record present$"
-expect_output "^journal: kpack-kernel-hook: $version2: trial boot passed"
-expect_output "^status: $version2: kpack image \\(stock in $stock/vmlinuz-$version2\\); trial: passed; default: packed$"
+expect_output "^journal: kpack-kernel-hook: $version2_re: trial boot passed"
+expect_output "^status: $version2_re: kpack image \\(stock in $stock/vmlinuz-$version2_re\\); trial: passed; default: packed$"
 expect_output "^verify: linux-image-$version unchanged$"
-expect_output "^verify: linux-image-$version2 unchanged$"
+expect_output "^verify: linux-image-$version2_re unchanged$"
 expect_output "^gone: /boot/kpack$"
 expect_output "^grub.cfg kpack lines: 0$"
 expect_no_output '^grubenv: .*kpack'

@@ -114,13 +114,14 @@ expect_boot() {
 expect_step_ok() {
     [[ $step_status == 0 ]] || { step_output | tail -n 40 >&2; fail "$(basename "$log"): the step failed (status ${step_status:-none})"; }
 }
-# The step's output between its markers.
+# The step's output between its markers. (grep reads all of it, never -q: under pipefail, grep -q
+# leaving early would fail the pipeline with sed's SIGPIPE on a long output.)
 step_output() { sed -n '/^KPACK-TEST: step begin/,/^KPACK-TEST: step end/p' "$log" | tr -d '\r'; }
 expect_output() {
-    step_output | grep -Eq -- "$1" || { step_output | tail -n 30 >&2; fail "$(basename "$log"): no line matches: $1"; }
+    step_output | grep -aE -- "$1" > /dev/null || { step_output | tail -n 30 >&2; fail "$(basename "$log"): no line matches: $1"; }
 }
 expect_no_output() {
-    ! step_output | grep -Eq -- "$1" || { step_output | grep -E -- "$1" >&2; fail "$(basename "$log"): a line matches: $1"; }
+    ! step_output | grep -aE -- "$1" > /dev/null || { step_output | grep -aE -- "$1" >&2; fail "$(basename "$log"): a line matches: $1"; }
 }
 
 # A step's shell lines that damage the running kernel's /boot image: one byte of its payload, a
@@ -138,11 +139,13 @@ echo "damaged: byte $at, $byte -> $((byte ^ 255))"
 sha256sum < "$image" | cut -d" " -f1 > /boot/kpack/stock/$(basename "$image").packed'
 
 # The second kernel version for the full sequences: Debian 12's 6.12 cloud kernel package
-# (boot.fetch.6.12). Sets $kernel_deb and $version2.
+# (boot.fetch.6.12). Sets $kernel_deb, $version2 and $version2_re.
 second_kernel() {
     source "$here/../boot/fixture.sh"
     boot_fixture "$build/boot" 6.12
     kernel_deb=$(dirname "$(dirname "$vmlinuz")").deb
     [[ -s $kernel_deb ]] || fail "$kernel_deb: the 6.12 kernel package is missing (boot.fetch.6.12)"
     version2=$(dpkg-deb -f "$kernel_deb" Package | sed 's/^linux-image-//')
+    # The same in a regular expression: Debian's 6.12 versions hold a + (6.12.117+deb12-...).
+    version2_re=$(printf '%s' "$version2" | sed 's/[.+]/\\&/g')
 }
