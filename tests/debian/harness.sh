@@ -1,0 +1,151 @@
+# harness.sh — sourced by tests/debian/run.sh: booting the Debian system image in QEMU through its
+# own boot loader, and reading what its agent reports. Expects $work (this run's directory, holding
+# disk.img), $firmware (QEMU's firmware options, empty for SeaBIOS), $loader (grub or
+# systemd-boot) and fail/say from run.sh.
+#
+# Each boot, the image's agent (tests/debian/make-image.sh) prints on the second serial port which
+# kernel booted (uname -r), whether kpack's run record is in setup_data and the command line, runs
+# the step this script put on a second disk, then powers off; the first serial port is the console
+# (the boot loader, the stub, the kernel).
+
+# step_dir NAME: a directory for the files and step.sh of boot NAME; the caller writes step.sh.
+step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }
+
+# vm_start NAME: one QEMU process on the disk and boot NAME's step disk; the console goes to
+# NAME.console.log ($console), the agent's port to NAME.agent.log ($log). No -no-reboot: a guest
+# reset reboots in the same process, as a machine would. Sets $vm_pid.
+vm_start() {
+    console=$work/$1.console.log log=$work/$1.agent.log
+    : > "$console"
+    : > "$log"
+    qemu-system-x86_64 -m 1024 -display none -monitor none -nic none "${firmware[@]}" \
+        -serial "file:$console" -serial "file:$log" \
+        -drive "file=$work/disk.img,format=raw,if=virtio" \
+        -drive "file=$work/$1.tar,format=raw,if=virtio,readonly=on" 2> "$console.qemu-stderr" &
+    vm_pid=$!
+}
+# vm_wait SECONDS: wait for QEMU's exit (the agent powers off).
+vm_wait() {
+    local timeout=$1 start=$EPOCHSECONDS
+    while kill -0 "$vm_pid" 2> /dev/null; do
+        if (( EPOCHSECONDS - start > timeout )); then
+            kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
+            tail -n 30 "$console" >&2
+            fail "$(basename "$console"): no power-off within $timeout s"
+        fi
+        sleep 2
+    done
+    wait "$vm_pid" || fail "$(basename "$console"): QEMU failed: $(cat "$console.qemu-stderr")"
+}
+
+# boot NAME [SECONDS]: pack NAME.step into a tar disk, boot, wait for the power-off (900 s at most).
+boot() {
+    local name=$1 start=$EPOCHSECONDS
+    tar -cf "$work/$name.tar" -C "$work/$name.step" .
+    vm_start "$name"
+    vm_wait "${2:-900}"
+    say "boot $name: $((EPOCHSECONDS - start)) s"
+}
+
+# boot_failing NAME: boot NAME, whose trial is expected to stop in the stub: wait for the stub's
+# error line on the console; then either a kernel starts again (the stub reset the machine: "Linux
+# version" after the error) or, after 30 s of nothing, the harness pulls the plug and powers on
+# again, as someone would. Says which, and waits for the power-off of the boot after.
+boot_failing() {
+    local name=$1 start=$EPOCHSECONDS how= error_at= stub_error
+    tar -cf "$work/$name.tar" -C "$work/$name.step" .
+    vm_start "$name"
+    while kill -0 "$vm_pid" 2> /dev/null; do
+        (( EPOCHSECONDS - start < 600 )) || { kill "$vm_pid"; tail -n 30 "$console" >&2; fail "$name: neither the stub's error nor a boot within 600 s"; }
+        if grep -aq '^KPACK-TEST: booted ' "$log"; then break; fi
+        if grep -aq 'kpack: error' "$console"; then
+            error_at=${error_at:-$EPOCHSECONDS}
+            if sed -n '/kpack: error/,$p' "$console" | grep -aq 'Linux version'; then
+                how="the stub reset the machine (panic=5 on the trial entry)"
+                break
+            fi
+            if (( EPOCHSECONDS - error_at >= 30 )); then
+                how="the stub halted; the harness power-cycled the machine 30 s after its error line"
+                kill "$vm_pid"
+                wait "$vm_pid" 2> /dev/null || true
+                mv "$console" "$work/$name.halted.console.log"
+                vm_start "$name"
+                break
+            fi
+        fi
+        sleep 2
+    done
+    stub_error=$(cat "$work/$name.halted.console.log" "$console" 2> /dev/null | grep -a 'kpack: error' | head -n1 | tr -d '\r' || true)
+    [[ -n $stub_error ]] || fail "$name: the damaged image did not stop in the stub with an error line"
+    say "$name: $stub_error"
+    say "$name: ${how:-booted on without a stub error}"
+    [[ -n $how ]] || fail "$name: the trial boot did not fail in the stub"
+    vm_wait 900
+    say "boot $name: $((EPOCHSECONDS - start)) s (both boots)"
+}
+
+# The agent's report of the boot that ran the step: the last "booted" line, its command line, the
+# step's status.
+report() {
+    booted=$(grep -a '^KPACK-TEST: booted ' "$log" | tail -n1 | tr -d '\r')
+    cmdline=$(grep -a '^KPACK-TEST: cmdline ' "$log" | tail -n1 | tr -d '\r')
+    [[ -n $booted ]] || { tail -n 40 "$console" >&2; fail "$(basename "$log"): the agent never reported (no userspace?)"; }
+    step_status=$(grep -a '^KPACK-TEST: step end status=' "$log" | tail -n1 | tr -d '\r' | sed 's/.*status=//')
+    say "$booted"
+}
+# expect_boot VERSION present|absent WHAT [trial|default]: this boot was kernel VERSION, with or
+# without kpack's run record, loaded from WHAT: the image GRUB loaded (BOOT_IMAGE), or the loader
+# entry systemd-boot booted (LoaderEntrySelected, which the step prints as "selected: ID"; WHAT is
+# then an extended regular expression); through the trial entry or not.
+expect_boot() {
+    report
+    [[ $booted == "KPACK-TEST: booted version=$1 record=$2" ]] \
+        || fail "$(basename "$log"): expected kernel $1 with the run record $2, got '${booted#KPACK-TEST: }'"
+    if [[ $loader == grub ]]; then
+        [[ " $cmdline " == *" BOOT_IMAGE=$3 "* ]] || fail "$(basename "$log"): GRUB did not boot $3: ${cmdline#KPACK-TEST: }"
+    else
+        expect_output "^selected: $3\$"
+    fi
+    case ${4:-} in
+        trial) [[ " $cmdline " == *" kpack.trial "* && " $cmdline " == *" panic=5 "* ]] || fail "$(basename "$log"): not the trial entry: $cmdline" ;;
+        default) [[ " $cmdline " != *" kpack.trial "* ]] || fail "$(basename "$log"): the trial entry, not the default one" ;;
+    esac
+}
+expect_step_ok() {
+    [[ $step_status == 0 ]] || { step_output | tail -n 40 >&2; fail "$(basename "$log"): the step failed (status ${step_status:-none})"; }
+}
+# The step's output between its markers. (grep reads all of it, never -q: under pipefail, grep -q
+# leaving early would fail the pipeline with sed's SIGPIPE on a long output.)
+step_output() { sed -n '/^KPACK-TEST: step begin/,/^KPACK-TEST: step end/p' "$log" | tr -d '\r'; }
+expect_output() {
+    step_output | grep -aE -- "$1" > /dev/null || { step_output | tail -n 30 >&2; fail "$(basename "$log"): no line matches: $1"; }
+}
+expect_no_output() {
+    ! step_output | grep -aE -- "$1" > /dev/null || { step_output | grep -aE -- "$1" >&2; fail "$(basename "$log"): a line matches: $1"; }
+}
+
+# A step's shell lines that damage the running kernel's /boot image: one byte of its payload, a
+# third of the way in, inverted (setup_sects at 0x1f1, payload_offset and payload_length at 0x248:
+# the boot protocol's fields), and the hook's record of the image it wrote updated, as if kpack had
+# written it so.
+damage_step='image=/boot/vmlinuz-$(uname -r)
+setup_sects=$(od -An -tu1 -j497 -N1 "$image" | tr -d " ")
+[ "$setup_sects" -ne 0 ] || setup_sects=4
+set -- $(od -An -tu4 -j584 -N8 "$image")
+at=$(( (setup_sects + 1) * 512 + $1 + $2 / 3 ))
+byte=$(od -An -tu1 -j$at -N1 "$image" | tr -d " ")
+printf "\\$(printf %03o $((byte ^ 255)))" | dd of="$image" bs=1 seek=$at conv=notrunc status=none
+echo "damaged: byte $at, $byte -> $((byte ^ 255))"
+sha256sum < "$image" | cut -d" " -f1 > /boot/kpack/stock/$(basename "$image").packed'
+
+# The second kernel version for the full sequences: Debian 12's 6.12 cloud kernel package
+# (boot.fetch.6.12). Sets $kernel_deb, $version2 and $version2_re.
+second_kernel() {
+    source "$here/../boot/fixture.sh"
+    boot_fixture "$build/boot" 6.12
+    kernel_deb=$(dirname "$(dirname "$vmlinuz")").deb
+    [[ -s $kernel_deb ]] || fail "$kernel_deb: the 6.12 kernel package is missing (boot.fetch.6.12)"
+    version2=$(dpkg-deb -f "$kernel_deb" Package | sed 's/^linux-image-//')
+    # The same in a regular expression: Debian's 6.12 versions hold a + (6.12.117+deb12-...).
+    version2_re=$(printf '%s' "$version2" | sed 's/[.+]/\\&/g')
+}
