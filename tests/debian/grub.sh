@@ -35,7 +35,7 @@ EOF
 boot 1-trial
 expect_boot "$version" present "/boot/vmlinuz-$version" trial
 expect_step_ok
-expect_output "^stats: kpack run record: setup_data/[0-9]+ \\(version 1\\)$"
+expect_output "^stats: kpack run report: setup_data/[0-9]+ \\(version 1\\)$"
 expect_output "^stats: entry: boot protocol 16/32-bit; codec: lz4$"
 expect_output "^journal: kpack-kernel-hook: $version: trial boot passed"
 expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: passed; default: packed$"

@@ -4,7 +4,7 @@
 # systemd-boot) and fail/say from run.sh.
 #
 # Each boot, the image's agent (tests/debian/make-image.sh) prints on the second serial port which
-# kernel booted (uname -r), whether kpack's run record is in setup_data and the command line, runs
+# kernel booted (uname -r), whether kpack's run report is in setup_data and the command line, runs
 # the step this script put on a second disk, then powers off; the first serial port is the console
 # (the boot loader, the stub, the kernel).
 
@@ -94,13 +94,13 @@ report() {
     say "$booted"
 }
 # expect_boot VERSION present|absent WHAT [trial|default]: this boot was kernel VERSION, with or
-# without kpack's run record, loaded from WHAT: the image GRUB loaded (BOOT_IMAGE), or the loader
+# without kpack's run report, loaded from WHAT: the image GRUB loaded (BOOT_IMAGE), or the loader
 # entry systemd-boot booted (LoaderEntrySelected, which the step prints as "selected: ID"; WHAT is
 # then an extended regular expression); through the trial entry or not.
 expect_boot() {
     report
     [[ $booted == "KPACK-TEST: booted version=$1 record=$2" ]] \
-        || fail "$(basename "$log"): expected kernel $1 with the run record $2, got '${booted#KPACK-TEST: }'"
+        || fail "$(basename "$log"): expected kernel $1 with the run report $2, got '${booted#KPACK-TEST: }'"
     if [[ $loader == grub ]]; then
         [[ " $cmdline " == *" BOOT_IMAGE=$3 "* ]] || fail "$(basename "$log"): GRUB did not boot $3: ${cmdline#KPACK-TEST: }"
     else

@@ -54,7 +54,7 @@ STEP
 boot 1-trial
 expect_boot "$version" present "$token-$version\\+1.conf" trial
 expect_step_ok
-expect_output "^stats: kpack run record: setup_data/[0-9]+ \\(version 1\\)$"
+expect_output "^stats: kpack run report: setup_data/[0-9]+ \\(version 1\\)$"
 expect_output "^stats: entry: EFI PE; codec: lz4$"
 expect_output "^journal: kpack-kernel-hook: $version: trial boot passed"
 expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); systemd-boot: $token-$version.conf, stock entry $token-$version-stock.conf, trial: passed; default: packed$"
