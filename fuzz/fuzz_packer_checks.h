@@ -1,0 +1,34 @@
+// What the fuzzers of packer readers (fuzz_bzimage, fuzz_kpack_elf) demand of every input: errors
+// of one line that start with the file's name, and a `kpack info` report that never crashes nor
+// claims the engine wrote over the live image or put the kernel somewhere unacceptable.
+#pragma once
+
+#include <cstdio>
+#include <span>
+#include <string>
+
+#include "fuzz/fuzz_check.h"
+#include "packer/info.h"
+
+namespace kpack {
+
+inline void check_message(const Error& error, const std::string& name) {
+  FUZZ_CHECK(error.message.rfind(name + ": ", 0) == 0);
+  FUZZ_CHECK(error.message.find('\n') == std::string::npos);
+}
+
+// The report's text goes nowhere: only producing it, and what it must never say, matter.
+inline void check_info(std::span<const uint8_t> file, const std::string& name, const InfoLimits& limits) {
+  static char text[1 << 16];
+  std::FILE* out = fmemopen(text, sizeof(text), "w");
+  FUZZ_CHECK(out != nullptr);
+  Status status = print_image_info(file, name, out, limits);
+  long length = std::ftell(out);
+  std::fclose(out);
+  if (!status) return check_message(status.error(), name);
+  std::string printed(text, length > 0 ? static_cast<size_t>(length) : 0);
+  FUZZ_CHECK(printed.find("WROTE OVER THE LIVE IMAGE") == std::string::npos);
+  FUZZ_CHECK(printed.find("KERNEL ADDRESS NOT ACCEPTABLE") == std::string::npos);
+}
+
+}  // namespace kpack
