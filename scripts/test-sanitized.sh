@@ -11,4 +11,4 @@ cmake --build build-asan -j2 --target kpack_tests
 # detect_leaks: the tests own every allocation; halt_on_error: one report is enough to fail.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir build-asan -L unit --output-on-failure
+ctest --test-dir build-asan -j "$(nproc)" -L unit --output-on-failure
