@@ -80,7 +80,11 @@ struct PackerRecord {
   ul32 digest;              // FrameDigest
   ul64 frame_table_offset;  // FrameEntry[frame_count], from the start of the protected-mode part
   ul32 frame_count;         // 0 for raw payloads
-  ul32 reserved;
+  // The kernel's .bss and .brk sections, which it clears itself (clear_bss) before reading them:
+  // the stub leaves them as they are, even where the packer turned them into a tail to zero. In
+  // 4 KiB pages from the kernel's lowest physical address; 0 pages: zero every tail.
+  ul16 bss_page;
+  ul16 bss_pages;
 };
 static_assert(sizeof(PackerRecord) == 88);
 static_assert(offsetof(PackerRecord, version) == 8);
@@ -95,6 +99,8 @@ static_assert(offsetof(PackerRecord, flags) == 64);
 static_assert(offsetof(PackerRecord, digest) == 68);
 static_assert(offsetof(PackerRecord, frame_table_offset) == 72);
 static_assert(offsetof(PackerRecord, frame_count) == 80);
+static_assert(offsetof(PackerRecord, bss_page) == 84);
+static_assert(offsetof(PackerRecord, bss_pages) == 86);
 
 // One frame of a compressed payload. The frames cover the payload and the payload's ELF file (then
 // the relocation table) contiguously and in order, so any frame can be decoded on its own, on any

@@ -223,6 +223,12 @@ PackerRecord make_packer_record(const KernelInput& input, const PackOptions& opt
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
   info.frame_table_offset = raw ? 0 : part.frame_table;
   info.frame_count = static_cast<uint32_t>(payload.frames.size());
+  // In 16-bit pages: a kernel spanning 256 MiB or more has its bss zeroed by the stub.
+  const Range& bss = input.cleared_by_kernel;
+  if (!bss.empty() && bss.end / kPageSize <= UINT16_MAX) {
+    info.bss_page = static_cast<uint16_t>(bss.begin / kPageSize);
+    info.bss_pages = static_cast<uint16_t>(bss.size() / kPageSize);
+  }
   return info;
 }
 

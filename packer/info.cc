@@ -122,6 +122,11 @@ void print_packer_record(const PackerRecord& info, const KernelHeaders& kernel, 
                         : "no (raw: left where loaded when aligned at or above the floor, as at pref_address, else "
                           "moved to the lowest fit; --randomize-physical moves it to a random slot)",
                info.relocations_size ? "yes (the relocation table above)" : "no (no relocation table)");
+  if (info.bss_pages)
+    std::fprintf(out, "bss: %u pages at +0x%" PRIx64 " (.bss, .brk) left for the kernel to clear, as it does itself\n",
+                 uint32_t{info.bss_pages}, uint64_t{info.bss_page} * 4096);
+  else
+    std::fprintf(out, "bss: zeroed by the stub (the input had no section headers to find it)\n");
   std::fprintf(out, "efi: unaccepted memory %s\n",
                info.flags & kStubKernelAcceptsMemory ? "left to the kernel, which accepts memory itself"
                                                      : "accepted by the firmware at ExitBootServices");

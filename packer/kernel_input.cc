@@ -7,6 +7,7 @@
 #include "formats/uefi.h"
 #include "packer/bzimage_reader.h"
 #include "packer/elf_reader.h"
+#include "packer/elf_sections.h"
 #include "packer/file_io.h"
 #include "packer/input_kind.h"
 #include "packer/kernel_version.h"
@@ -27,6 +28,43 @@ bool kernel_accepts_memory(std::span<const uint8_t> elf) {
   return std::search(elf.begin(), elf.end(), std::boyer_moore_horspool_searcher(guid, guid + sizeof(efi::Guid))) !=
          elf.end();
 }
+
+namespace {
+
+// The allocated section `name`'s memory as offsets from the kernel's lowest physical address
+// (through the segment that holds it); empty when there is none.
+Range section_in_kernel(const ElfSections& sections, const KernelHeaders& k, std::string_view name) {
+  std::optional<elf::Shdr> section = find_alloc_section(sections, name);
+  if (!section) return Range{};
+  for (uint32_t i = 0; i < k.segment_count; ++i) {
+    const LoadSegment& s = k.segments[i];
+    uint64_t at = section->addr - s.vaddr;
+    if (section->addr >= s.vaddr && at <= s.memsz && section->size <= s.memsz - at)
+      return range_of(s.paddr + at - k.physical.begin, section->size);
+  }
+  return Range{};
+}
+
+// .bss and .brk, which the kernel clears itself (arch/x86/kernel/head64.c, clear_bss) before it
+// reads them: the whole pages of both when .brk follows .bss, else of .bss alone; empty without
+// section headers.
+Range cleared_by_kernel(const std::vector<uint8_t>& elf, const KernelHeaders& k) {
+  const std::string unnamed;
+  ElfSections sections(elf, unnamed);
+  if (!sections.read()) return Range{};
+  Range bss = section_in_kernel(sections, k, ".bss"), brk = section_in_kernel(sections, k, ".brk");
+  if (bss.empty()) return Range{};
+  if (!brk.empty() && brk.begin >= bss.end && brk.begin - bss.end < 4096) bss.end = brk.end;
+  Range pages{align_up(bss.begin, 4096), align_down(bss.end, 4096)};
+  return pages.empty() ? Range{} : pages;
+}
+
+// What a kpack image's packer found (PackerRecord::bss_page).
+Range cleared_by_kernel(const PackerRecord& record) {
+  return range_of(uint64_t{record.bss_page} * 4096, uint64_t{record.bss_pages} * 4096);
+}
+
+}  // namespace
 
 Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::string& name) {
   KernelInput input;
@@ -80,6 +118,7 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
     input.relocs = std::move(payload.relocs);
     input.version = version_from_banner(input.elf);
+    input.cleared_by_kernel = cleared_by_kernel(*elf.payload.packer_record);
     const bool five_level = elf.payload.packer_record->flags & kStubKernelFiveLevel;
     KPACK_TRY_RESULT(infer_kernel_facts(
         input, path, hints,
@@ -96,6 +135,7 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
       KPACK_TRY_RESULT(check_not_truncated(file, *claimed, path));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(file), path));
     input.version = version_from_banner(input.elf);
+    input.cleared_by_kernel = cleared_by_kernel(input.elf, input.kernel);
     KPACK_TRY_RESULT(infer_kernel_facts(input, path, hints, std::nullopt));
     KPACK_TRY_RESULT(choose_relocs(input, path, relocs_path));
     return input;
@@ -106,6 +146,10 @@ Result<KernelInput> load_kernel(const std::string& path, const std::string& relo
   KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
   input.relocs = std::move(payload.relocs);
   input.cmdline_size = image.header.cmdline_size;
+  // A stock image holds the linker's vmlinux, sections included; a kpack image's record says what
+  // its packer knew.
+  input.cleared_by_kernel =
+      image.packer_record ? cleared_by_kernel(*image.packer_record) : cleared_by_kernel(input.elf, input.kernel);
   // The signature covers the old image's bytes; the packed image needs one of its own.
   Result<std::optional<PeView>> pe = read_pe_view(file, path);
   input.was_signed = pe.ok() && pe->has_value() && (*pe)->signature_size != 0;

@@ -35,6 +35,10 @@ struct KernelInput {
   std::string five_level_source;
   // CONFIG_UNACCEPTED_MEMORY: the kernel accepts memory itself (kernel_accepts_memory).
   bool accepts_memory = false;
+  // The kernel's .bss and .brk, whole pages as offsets from its lowest physical address: the
+  // kernel clears them itself (clear_bss), so the stub need not (PackerRecord::bss_page). Empty
+  // when the ELF has no section headers to say (`kpack extract` drops them).
+  Range cleared_by_kernel;
   // What was found out about the kernel and where, one line each, for kpack -v.
   std::vector<std::string> findings;
 };

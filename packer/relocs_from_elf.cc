@@ -8,6 +8,7 @@
 
 #include "formats/elf64.h"
 #include "packer/byte_io.h"
+#include "packer/elf_sections.h"
 #include "packer/kernel_version.h"
 
 namespace kpack {
@@ -38,68 +39,6 @@ bool relative_absolute_symbol(std::string_view name) {
       "__vvar_page|_end");
   return std::regex_match(name.begin(), name.end(), pattern);
 }
-
-class ElfSections {
- public:
-  ElfSections(std::span<const uint8_t> file, const std::string& name) : file_(file), name_(name) {}
-
-  // Reads the section headers; an error when they are unusable.
-  Status read() {
-    if (file_.size() < sizeof(Ehdr)) return fail("is too small for an ELF header");
-    Ehdr ehdr = get<Ehdr>(file_, 0);
-    if (std::memcmp(ehdr.ident, elf::kMagic, 4) != 0) return fail("is not an ELF file");
-    if (ehdr.ident[4] != elf::kClass64 || ehdr.ident[5] != elf::kDataLittle)
-      return fail("is not a little-endian 64-bit ELF file");
-    if (ehdr.machine != elf::kMachineX86_64) return fail("is not an x86-64 ELF file");
-    if (ehdr.shoff == 0) return Ok{};  // no sections at all
-    if (ehdr.shentsize != sizeof(Shdr))
-      return fail("has section headers of " + std::to_string(ehdr.shentsize) + " bytes, not 64");
-    if (!fits(ehdr.shoff, sizeof(Shdr))) return fail("has its section headers outside the file");
-    Shdr first = get<Shdr>(file_, ehdr.shoff);
-    uint64_t count = ehdr.shnum != 0 ? uint64_t{ehdr.shnum} : uint64_t{first.size};
-    uint64_t shstrndx = ehdr.shstrndx != elf::kShnXindex ? uint64_t{ehdr.shstrndx} : uint64_t{first.link};
-    if (count > file_.size() / sizeof(Shdr) || !fits(ehdr.shoff, count * sizeof(Shdr)))
-      return fail("has its section headers outside the file");
-    sections_.resize(count);
-    for (uint64_t i = 0; i < count; ++i) sections_[i] = get<Shdr>(file_, ehdr.shoff + i * sizeof(Shdr));
-    if (count != 0 && shstrndx >= count) return fail("has a section name table index out of range");
-    shstrndx_ = shstrndx;
-    return Ok{};
-  }
-
-  size_t count() const { return sections_.size(); }
-  const Shdr& operator[](size_t i) const { return sections_[i]; }
-
-  // The bytes of a section's contents, checked against the file.
-  Result<std::span<const uint8_t>> contents(size_t i) const {
-    const Shdr& s = sections_[i];
-    if (!fits(s.offset, s.size)) return fail("has section " + std::to_string(i) + " outside the file");
-    return file_.subspan(s.offset, s.size);
-  }
-
-  // A NUL-terminated string at `offset` in string table section `table`.
-  Result<std::string_view> string(size_t table, uint64_t offset) const {
-    if (table >= sections_.size()) return fail("has a string table index out of range");
-    std::span<const uint8_t> bytes = KPACK_TRY_RESULT(contents(table));
-    if (offset >= bytes.size()) return fail("has a name outside its string table");
-    const char* text = reinterpret_cast<const char*>(bytes.data() + offset);
-    size_t length = strnlen(text, bytes.size() - offset);
-    if (length == bytes.size() - offset) return fail("has an unterminated name in its string table");
-    return std::string_view(text, length);
-  }
-
-  Result<std::string_view> section_name(size_t i) const { return string(shstrndx_, sections_[i].name); }
-
-  Error fail(const std::string& problem) const { return error_in(name_, problem); }
-
- private:
-  bool fits(uint64_t offset, uint64_t size) const { return offset <= file_.size() && size <= file_.size() - offset; }
-
-  std::span<const uint8_t> file_;
-  const std::string& name_;
-  std::vector<Shdr> sections_;
-  uint64_t shstrndx_ = 0;
-};
 
 // A symbol table with its string table and, when present, its extended section index table.
 struct SymbolTable {

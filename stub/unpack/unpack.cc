@@ -227,22 +227,36 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   return StubStatus::success();
 }
 
-StubStatus cut_zero_pieces(const UnpackResult& r, PhysicalMemory& memory, ZeroPieces* out) {
+// The parts of segment `s`'s tail (past p_filesz) that the stub zeroes, as offsets from the
+// kernel's lowest physical address: the tail but the bytes the kernel clears itself.
+struct TailParts {
+  Range parts[2];
+};
+TailParts tail_to_zero(const UnpackRequest& request, const KernelHeaders& k, const LoadSegment& s) {
+  Range tail = range_of(s.paddr - k.physical.begin + s.filesz, s.memsz - s.filesz);
+  Range kernels = request.cleared_by_kernel;
+  if (kernels.empty() || !tail.overlaps(kernels)) return {{tail, Range{}}};
+  return {{Range{tail.begin, kernels.begin}, Range{kernels.end, tail.end}}};
+}
+
+StubStatus cut_zero_pieces(const UnpackRequest& request, const UnpackResult& r, PhysicalMemory& memory,
+                           ZeroPieces* out) {
   uint64_t total = 0;
   for (uint32_t i = 0; i < r.kernel.segment_count; ++i)
-    total += r.kernel.segments[i].memsz - r.kernel.segments[i].filesz;
-  // Each tail ends in a partial piece at most: kMaxLoadSegments of them besides total / piece.
+    for (Range part : tail_to_zero(request, r.kernel, r.kernel.segments[i]).parts)
+      total += part.empty() ? 0 : part.size();
+  // Each part ends in a partial piece at most: 2 * kMaxLoadSegments of them besides total / piece.
   uint64_t piece = kZeroPiece;
-  while (total / piece + kMaxLoadSegments > kMaxZeroPieces) piece *= 2;
+  while (total / piece + 2 * kMaxLoadSegments > kMaxZeroPieces) piece *= 2;
   out->count = 0;
   for (uint32_t i = 0; i < r.kernel.segment_count; ++i) {
-    const LoadSegment& s = r.kernel.segments[i];
-    uint64_t tail = s.memsz - s.filesz;
-    if (!tail) continue;
-    uint8_t* dst = memory.writable(destination_of(r, s) + s.filesz, tail);
-    if (!dst) return fail("segment tail is not writable", destination_of(r, s) + s.filesz, tail);
-    for (uint64_t at = 0; at < tail; at += piece)
-      out->pieces[out->count++] = {dst + at, tail - at < piece ? tail - at : piece};
+    for (Range part : tail_to_zero(request, r.kernel, r.kernel.segments[i]).parts) {
+      if (part.empty()) continue;
+      uint8_t* dst = memory.writable(r.base + part.begin, part.size());
+      if (!dst) return fail("segment tail is not writable", r.base + part.begin, part.size());
+      for (uint64_t at = 0; at < part.size(); at += piece)
+        out->pieces[out->count++] = {dst + at, part.size() - at < piece ? part.size() - at : piece};
+    }
   }
   return StubStatus::success();
 }
@@ -442,8 +456,8 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
                                                    .helper_arenas = work.arenas + work.arena_size,
                                                    .arena_size = work.arena_size,
                                                    .workers = request.workers};
-  // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed.
-  KPACK_TRY(cut_zero_pieces(r, memory, &queue.zero));
+  // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed, but for its bss and brk.
+  KPACK_TRY(cut_zero_pieces(request, r, memory, &queue.zero));
   run_queue(queue, work, r);
   KPACK_TRY(collect_queue(queue, r));
   trace.phase("segments", r.decoded);
@@ -464,9 +478,9 @@ StubStatus randomize_virtual_base(const UnpackRequest& request, const uint8_t* t
 
 // A raw kernel's tails are zeroed once every segment has moved: a tail may lie where a higher
 // segment's bytes were (the queue zeroed a compressed kernel's with the frames).
-StubStatus zero_raw_tails(const UnpackResult& r, PhysicalMemory& memory) {
+StubStatus zero_raw_tails(const UnpackRequest& request, const UnpackResult& r, PhysicalMemory& memory) {
   ZeroPieces tails;
-  KPACK_TRY(cut_zero_pieces(r, memory, &tails));
+  KPACK_TRY(cut_zero_pieces(request, r, memory, &tails));
   for (uint32_t p = 0; p < tails.count; ++p) __builtin_memset(tails.pieces[p].at, 0, tails.pieces[p].size);
   return StubStatus::success();
 }
@@ -496,7 +510,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
   if (raw) KPACK_TRY(unpack_raw(request, free, memory, trace, r));
   if (!raw) KPACK_TRY(unpack_compressed(request, free, memory, payload, work, trace, r));
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, work.table, memory, trace, r));
-  if (raw) KPACK_TRY(zero_raw_tails(r, memory));
+  if (raw) KPACK_TRY(zero_raw_tails(request, r, memory));
   r.entry = r.base + (r.kernel.entry - r.kernel.physical.begin);
   *result = r;
   return StubStatus::success();

@@ -18,6 +18,7 @@
 #include "tests/support/bytes.h"
 #include "tests/support/packed_image.h"
 #include "tests/support/real_kernel.h"
+#include "tests/support/temp_dir.h"
 #include "packer/layout.h"
 #include "stub/unpack/kernel_headers.h"
 
@@ -92,6 +93,34 @@ TEST_CASE("[real kernel] Debian's 6.1 kernel does not accept memory itself, its 
   CHECK(new_kernel->accepts_memory);  // its config: CONFIG_UNACCEPTED_MEMORY=y
 }
 
+TEST_CASE("[real kernel] Debian's 6.1 .bss and .brk reach the record, and a repack keeps them") {
+  // From the stock bzImage's ELF (objcopy -S keeps section headers): .bss at 0xffffffff832b1000
+  // (0x54f000 bytes), .brk right after it (0x30000), 0x22b1000 into the kernel from 16 MiB.
+  Result<KernelInput> input = load_kernel(test::real_kernel_path());
+  REQUIRE_MESSAGE(input.ok(), (input.ok() ? "" : input.error().message));
+  CHECK(input->cleared_by_kernel.begin == 0x22b1000);
+  CHECK(input->cleared_by_kernel.end == 0x22b1000 + 0x54f000 + 0x30000);
+  test::TempDir dir;
+  for (Codec codec : {Codec::kRaw, Codec::kLz4}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> image = pack(*input, codec);
+    uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
+    uint32_t kernel_info = test::get<uint32_t>(image, 0x268);
+    PackerRecord record = test::get<PackerRecord>(image, setup_size + kernel_info - sizeof(PackerRecord));
+    CHECK(record.bss_page == 0x22b1);
+    CHECK(record.bss_pages == (0x54f000 + 0x30000) / 4096);
+    // Repacking reads them back from the record; the vmlinux `kpack extract` writes has no section
+    // headers to say, and its image zeroes the whole tail.
+    Result<KernelInput> repacked = load_kernel(dir.write("kpack.bzImage", image));
+    REQUIRE(repacked.ok());
+    CHECK(repacked->cleared_by_kernel.begin == input->cleared_by_kernel.begin);
+    CHECK(repacked->cleared_by_kernel.end == input->cleared_by_kernel.end);
+    Result<KernelInput> extracted = load_kernel(dir.write("vmlinux", repacked->elf));
+    REQUIRE(extracted.ok());
+    CHECK(extracted->cleared_by_kernel.empty());
+  }
+}
+
 TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
   KernelInput input = synthetic_input();
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
@@ -155,6 +184,8 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(info.relocations_size == input.relocs.size());
     CHECK(info.flags == 0);
     CHECK(info.digest == static_cast<uint32_t>(digest_for(codec)));
+    CHECK(info.bss_page == 0);  // the synthetic kernel has no .bss section
+    CHECK(info.bss_pages == 0);
     // The frame table right after kernel_info, the payload after it (16-byte aligned).
     if (codec == Codec::kRaw) {
       CHECK(info.frame_count == 0);

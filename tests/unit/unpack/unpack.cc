@@ -75,7 +75,8 @@ constexpr uint64_t kFrameTableOffset = 0x100;
 
 struct Run {
   std::unique_ptr<SimulatedMemory> memory;
-  std::vector<uint8_t> image;  // what was loaded at kImageBase
+  std::vector<uint8_t> image;  // what was loaded at image_base
+  uint64_t image_base = 0;
   StubStatus status;
   UnpackResult result;
   std::vector<test::ThreadWorkers::Prepared> prepared;  // the workers' before_decoding calls
@@ -84,11 +85,13 @@ struct Run {
 // Loads stub placeholder (with the frame table) + payload at `image_base` and unpacks it with RAM
 // [1 MiB, 128 MiB), of which [1 MiB, free_end) is free.
 Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImageBase, uint64_t min_kernel = 0x200000,
-           uint32_t threads = 0, uint32_t held = 0, bool first_helper_alone = false, uint64_t free_end = kRamSize) {
+           uint32_t threads = 0, uint32_t held = 0, bool first_helper_alone = false, uint64_t free_end = kRamSize,
+           Range cleared_by_kernel = {}) {
   const std::vector<uint8_t>& payload = framed.bytes;
   Run run;
   run.memory = std::make_unique<SimulatedMemory>(0, kRamSize);
   run.image.assign(kStubSize, 0xCC);
+  run.image_base = image_base;
   REQUIRE(kFrameTableOffset + framed.frames.size() * sizeof(FrameEntry) <= kStubSize);
   if (!framed.frames.empty())
     std::memcpy(run.image.data() + kFrameTableOffset, framed.frames.data(), framed.frames.size() * sizeof(FrameEntry));
@@ -105,6 +108,7 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   request.frame_table_addr = image_base + kFrameTableOffset;
   request.frame_count = static_cast<uint32_t>(framed.frames.size());
   request.digest = digest_for(codec);
+  request.cleared_by_kernel = cleared_by_kernel;
   test::ThreadWorkers workers(held, first_helper_alone);
   if (threads) request.workers = &workers, request.max_workers = threads;
   CountingTrace trace;
@@ -113,8 +117,9 @@ Run unpack(Codec codec, const FramedPayload& framed, uint64_t image_base = kImag
   return run;
 }
 
-// Every segment byte-identical at its destination, bss zeroed, nothing written elsewhere.
-void check_kernel(Run& run, const KernelInput& input) {
+// Every segment byte-identical at its destination, bss zeroed but for `left` (offsets from the
+// kernel's lowest address), which holds what memory held before, nothing written elsewhere.
+void check_kernel(Run& run, const KernelInput& input, Range left = {}) {
   REQUIRE_MESSAGE(run.status.ok(), (run.status.message ? run.status.message : ""));
   CHECK(run.memory->violations().empty());
   CHECK(run.memory->stray_writes({run.image}).empty());
@@ -126,6 +131,12 @@ void check_kernel(Run& run, const KernelInput& input) {
     uint64_t dst = run.result.base + (s.paddr - k.physical.begin);
     std::vector<uint8_t> expected(input.elf.begin() + s.offset, input.elf.begin() + s.offset + s.filesz);
     expected.resize(s.memsz, 0);
+    for (uint64_t at = s.filesz; at < s.memsz; ++at) {
+      uint64_t offset = s.paddr - k.physical.begin + at, addr = run.result.base + offset;
+      bool loaded = addr >= run.image_base && addr - run.image_base < run.image.size();
+      if (offset >= left.begin && offset < left.end)
+        expected[at] = loaded ? run.image[addr - run.image_base] : SimulatedMemory::kCanary;
+    }
     CHECK_MESSAGE(run.memory->copy(dst, s.memsz) == expected, "segment " << i);
   }
   // Only the kernel's own range and the work area were asked for.
@@ -520,6 +531,32 @@ TEST_CASE("helpers zero a large bss in pieces alongside the frames") {
     CAPTURE(threads);
     Run run = unpack(Codec::kLz4, compressed_payload(input, Codec::kLz4), kImageBase, 0x200000, threads);
     check_kernel(run, input);
+  }
+}
+
+TEST_CASE("the kernel's bss and brk are left as memory held them, the rest of every tail zeroed") {
+  // A 3 MiB tail on the last segment; the kernel clears 1 MiB of it itself (its .bss and .brk,
+  // PackerRecord::bss_page): the stub zeroes the bytes on either side and leaves that MiB alone.
+  std::vector<test::SegmentSpec> segments = test::typical_segments();
+  segments[0].memsz = 0x23000 + 0x40000;
+  segments[3].memsz = 0x6000 + 0x300000;
+  KernelInput input = input_from(test::make_kernel_elf(segments));
+  const LoadSegment& last = input.kernel.segments[3];
+  Range left = range_of(last.paddr - input.kernel.physical.begin + 0x6000 + 0x100000, 0x100000);
+  for (uint32_t threads : {0u, 3u}) {
+    CAPTURE(threads);
+    Run run = unpack(Codec::kLz4, compressed_payload(input, Codec::kLz4), kImageBase, 0x200000, threads, 0, false,
+                     kRamSize, left);
+    check_kernel(run, input, left);
+    CHECK(run.memory->copy(run.result.base + left.begin, left.size()) ==
+          std::vector<uint8_t>(left.size(), SimulatedMemory::kCanary));
+  }
+  // Raw, in place and moved: the moved kernel's tail lies partly where its file was loaded.
+  PayloadElf elf = layout_mirrored(input, 0x100000 - kStubSize);
+  for (uint64_t image_base : {kImageBase, uint64_t{0x1000000}}) {
+    CAPTURE(image_base);
+    Run run = unpack(Codec::kRaw, raw_payload(elf.bytes), image_base, 0x200000, 0, 0, false, kRamSize, left);
+    check_kernel(run, input, left);
   }
 }
 
