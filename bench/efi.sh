@@ -8,7 +8,8 @@
 # instructions before the stub runs: Debian's OVMF is a debug build that fills every buffer it frees
 # with 0xAF, one `rep stosb` step per byte, and it frees buffers of the file's size several times.
 #
-# Expects OUT/TAG/IMAGE.img for IMAGE in KPACK_EFI_IMAGES (default "stock raw lz4 zstd";
+# Expects OUT/TAG/IMAGE.img for IMAGE in KPACK_EFI_IMAGES (default "stock raw raw-compact lz4 zstd",
+# raw-compact being `--raw --layout compact`, the layout for UEFI;
 # bench/run.sh makes them) and OUT/initramfs.cpio.gz. Writes OUT/efi.tsv: TAG IMAGE RUN TSC, and
 # the serial logs as OUT/TAG/IMAGE.efiN.log (kpack.debug on every command line, as bench/guest.sh:
 # the stub's lines say when it started). KPACK_EFI_TIMEOUT: seconds per boot (default 900).
@@ -17,7 +18,7 @@ set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 OUT TAG..." >&2; exit 2; }
 out=$1
 shift
-images=(${KPACK_EFI_IMAGES:-stock raw lz4 zstd})
+images=(${KPACK_EFI_IMAGES:-stock raw raw-compact lz4 zstd})
 qemu=${QEMU:-qemu-system-x86_64}
 ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
 lock=/tmp/kpack-qemu.lock

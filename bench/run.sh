@@ -9,7 +9,7 @@
 #   legacy  SeaBIOS -kernel, one CPU: -icount TSC at /init of PVH, stock and every kpack image, with
 #           QEMU's default CPU and with -cpu max; wall time to /init, median of interleaved rounds
 #           (bench/guest.sh)
-#   efi     OVMF -kernel, one CPU, -icount: stock, raw, lz4, zstd (bench/efi.sh)
+#   efi     OVMF -kernel, one CPU, -icount: stock, raw (both layouts), lz4, zstd (bench/efi.sh)
 #   smp     -smp 2, every CPU against kpack.cpus=1, SeaBIOS and OVMF (bench/smp.sh)
 #   host    kpack_host_bench: engine vs library vs stock-shaped decode, and what verifying costs
 #   pack    pack time of `kpack --CODEC` against the codec's own CLI (bench/pack_time.sh)
@@ -117,6 +117,8 @@ for tag in $kernels; do
     for codec in raw gzip lz4 zstd xz; do
         "$kpack" -q "--$codec" "$vmlinuz" -o "$dir/$codec.img"
     done
+    # Raw's layout for UEFI, whose firmware reads every byte of the file (the efi part boots both).
+    "$kpack" -q --raw --layout compact "$vmlinuz" -o "$dir/raw-compact.img"
     # The ELF outputs for the direct-boot VMMs.
     for codec in raw lz4 zstd; do
         "$kpack" -q --elf "--$codec" "$vmlinuz" -o "$dir/elf-$codec.img"
