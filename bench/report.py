@@ -351,6 +351,16 @@ def smp_ratio(every, one):
     return cell, value, fast
 
 
+def smp_results(data):
+    """Each (tag, image) of an -smp 2 file that has boots both ways: its samples and smp_ratio."""
+    for tag in tags_of(data):
+        for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
+            found = smp_samples(data, tag, image)
+            if found:
+                every, one, helpers = found
+                yield (tag, image, every, one, helpers) + smp_ratio(every, one)
+
+
 def smp(r):
     d = r.data
     if not r.section("Every CPU against one: the decode phase on -smp 2", "smp",
@@ -362,20 +372,14 @@ def smp(r):
         return
     r.load_note("smp")
     for firmware, name in (("SeaBIOS `-kernel`", "smp.tsv"), ("OVMF `-kernel`", "smp-ovmf.tsv")):
-        rows, data = [], d.rows(name)
-        for tag in tags_of(data):
-            for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
-                found = smp_samples(data, tag, image)
-                if not found:
-                    continue
-                every, one, helpers = found
-                cell, value, fast = smp_ratio(every, one)
-                rows.append([tag, image, every.cell(1e6), one.cell(1e6), cell, fast, f"{helpers.median:g}"])
-                r.smp[firmware, tag, image] = (every, one, cell, fast)
-                if firmware.startswith("OVMF"):
-                    r.target(f"{tag}: OVMF -smp 2, all CPUs / kpack.cpus=1 at most 0.6 ({image}, median)",
-                             f"{tag} kpack {image}, all CPUs", f"{tag} kpack {image}, kpack.cpus=1",
-                             noisy_verdict(value is not None and value <= 0.6, [every, one]), cell, "smp")
+        rows = []
+        for tag, image, every, one, helpers, cell, value, fast in smp_results(d.rows(name)):
+            rows.append([tag, image, every.cell(1e6), one.cell(1e6), cell, fast, f"{helpers.median:g}"])
+            r.smp[firmware, tag, image] = (every, one, cell, fast)
+            if firmware.startswith("OVMF"):
+                r.target(f"{tag}: OVMF -smp 2, all CPUs / kpack.cpus=1 at most 0.6 ({image}, median)",
+                         f"{tag} kpack {image}, all CPUs", f"{tag} kpack {image}, kpack.cpus=1",
+                         noisy_verdict(value is not None and value <= 0.6, [every, one]), cell, "smp")
         r.add(f"### {firmware}", "")
         r.add(*table(["kernel", "image", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
                       ratio_head("all / one"), "fast clusters' ratio", "frames by the helper (median)"], rows))
@@ -521,11 +525,11 @@ def kaslr(r):
                      "regions, so `/init` moves by a little between boots), median and n, M instructions."):
         return
     off, on = d.samples("kaslr-off.tsv"), d.samples("kaslr-on.tsv")
-    floors = d.samples("icount.tsv")
     rows = []
     for tag in tags_of(d.rows("kaslr-on.tsv")):
-        if (tag, "raw") in off and (tag, "pvh") in floors:
-            over = off[tag, "raw"].median - floors[tag, "pvh"].median
+        # The floor: the vmlinux's own PVH boot with the same command line (nokaslr).
+        if (tag, "raw") in off and (tag, "pvh") in off:
+            over = off[tag, "raw"].median - off[tag, "pvh"].median
             r.target(f"{tag}: kpack raw bzImage (in place) with nokaslr within 2 M instructions of the PVH floor "
                      "(SeaBIOS -kernel)", f"{tag} kpack raw, nokaslr", f"{tag} PVH", over <= 2e6,
                      f"{mega(over, True)} M")
@@ -720,19 +724,12 @@ def microvm_smp(r):
     d = r.data
     rows = []
     for machine in MACHINES:
-        data = d.rows(f"smp-elf-{machine}.tsv")
-        for tag in tags_of(data):
-            for image in dict.fromkeys(x[1] for x in data if x[0] == tag):
-                found = smp_samples(data, tag, image)
-                if not found:
-                    continue
-                every, one, helpers = found
-                cell, value, fast = smp_ratio(every, one)
-                rows.append([machine, tag, image, every.cell(1e6), one.cell(1e6), cell, fast, f"{helpers.median:g}"])
-                r.target(f"{tag}: {machine} -smp 2, kpack {image[4:]} ELF decode, all CPUs / kpack.cpus=1 "
-                         "at most 0.55 (median)", f"{tag} kpack {image[4:]} ELF, all CPUs",
-                         f"{tag} kpack {image[4:]} ELF, kpack.cpus=1",
-                         noisy_verdict(value is not None and value <= 0.55, [every, one]), cell, "microvm")
+        for tag, image, every, one, helpers, cell, value, fast in smp_results(d.rows(f"smp-elf-{machine}.tsv")):
+            rows.append([machine, tag, image, every.cell(1e6), one.cell(1e6), cell, fast, f"{helpers.median:g}"])
+            r.target(f"{tag}: {machine} -smp 2, kpack {image[4:]} ELF decode, all CPUs / kpack.cpus=1 "
+                     "at most 0.55 (median)", f"{tag} kpack {image[4:]} ELF, all CPUs",
+                     f"{tag} kpack {image[4:]} ELF, kpack.cpus=1",
+                     noisy_verdict(value is not None and value <= 0.55, [every, one]), cell, "microvm")
     if not rows:
         return
     r.add("### Every CPU against one: the ELF's decode phase on -smp 2", "")
