@@ -74,17 +74,7 @@ expect_no_output '^grubenv: next_entry=kpack'
 
 # ---- 4: a second kernel version installed by apt: packed, on trial ------------------------------
 
-second_kernel
-dir=$(step_dir 4-install-kernel)
-cp "$kernel_deb" "$dir/kernel.deb"
-cat > "$dir/step.sh" <<EOF
-# An initramfs for this machine's modules only: with Debian's MODULES=most, update-initramfs
-# takes minutes under TCG.
-sed -i 's/^MODULES=.*/MODULES=dep/' /etc/initramfs-tools/initramfs.conf
-apt-get install -y --no-install-recommends ./kernel.deb
-$report_step
-EOF
-boot 4-install-kernel 1500
+install_second_kernel_step
 expect_boot "$version" absent "$stock/vmlinuz-$version" default
 expect_step_ok
 expect_output "kpack-kernel-hook: $version2_re: packed /boot/vmlinuz-$version2_re "

@@ -149,3 +149,21 @@ second_kernel() {
     # The same in a regular expression: Debian's 6.12 versions hold a + (6.12.117+deb12-...).
     version2_re=$(printf '%s' "$version2" | sed 's/[.+]/\\&/g')
 }
+
+# install_second_kernel_step [PRELUDE]: step 4 of the full sequence under either loader: boot a step
+# that runs PRELUDE (shell lines), installs the 6.12 kernel package with apt, then $report_step.
+install_second_kernel_step() {
+    second_kernel
+    local dir
+    dir=$(step_dir 4-install-kernel)
+    cp "$kernel_deb" "$dir/kernel.deb"
+    cat > "$dir/step.sh" <<STEP
+${1:-}
+# An initramfs for this machine's modules only: with Debian's MODULES=most, update-initramfs
+# takes minutes under TCG.
+sed -i 's/^MODULES=.*/MODULES=dep/' /etc/initramfs-tools/initramfs.conf
+apt-get install -y --no-install-recommends ./kernel.deb
+$report_step
+STEP
+    boot 4-install-kernel 1500
+}
