@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fuzz/run.sh [SECONDS] — build the fuzzers (clang, libFuzzer, ASan, UBSan) in build-fuzz/ and run
-# each for SECONDS (default 60), one after another (what CI does).
+# each for SECONDS (default 60), as many at once as there are cores (what CI does).
 # fuzz/run.sh --long [SECONDS] — the long campaign: every target at once, each for SECONDS
 # (default 3600), sharing the machine's cores; fuzz/README.md has the figures of one such hour.
 #
@@ -50,11 +50,23 @@ if $long; then
         wait "${pids[$t]}" || status[$t]=$?
     done
 else
-    for t in "${targets[@]}"; do
-        echo "fuzz/run.sh: $t for ${seconds}s" >&2
-        status[$t]=0
-        run_target "$t" || status[$t]=$?
-        [[ ${status[$t]} -eq 0 ]] || break
+    # One target per core at a time: each still gets a whole core for $seconds.
+    cores=$(nproc)
+    for ((i = 0; i < ${#targets[@]}; i += cores)); do
+        wave=("${targets[@]:i:cores}")
+        echo "fuzz/run.sh: ${wave[*]} for ${seconds}s" >&2
+        declare -A pids
+        for t in "${wave[@]}"; do
+            run_target "$t" &
+            pids[$t]=$!
+        done
+        failed=0
+        for t in "${wave[@]}"; do
+            status[$t]=0
+            wait "${pids[$t]}" || status[$t]=$?
+            [[ ${status[$t]} -eq 0 ]] || failed=1
+        done
+        [[ $failed -eq 0 ]] || break
     done
 fi
 
