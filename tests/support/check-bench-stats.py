@@ -75,7 +75,9 @@ def targets(lines):
         other = codecs_in(theirs)
         if "stock" in theirs.split() and not other:
             yield f"line {number}: '{c[0]}' names a stock image without its codec: {theirs!r}"
-        elif other and other != own:
+        elif other and other != own and not re.search(r"(?<![\w-])raw(-compact)?(?![\w-])", mine):
+            # Raw has no stock image of its own: its targets are against the stock image, whatever
+            # its codec (Debian's: lz4), or against PVH.
             yield f"line {number}: '{c[0]}' holds {mine!r} against another codec's figure, {theirs!r}"
 
 
