@@ -38,37 +38,26 @@ run_target() {
 }
 
 declare -A status
-if $long; then
-    echo "fuzz/run.sh: ${targets[*]} at once, ${seconds}s each" >&2
+# Waves of at most `per_wave` targets at once: the long campaign runs them all together, sharing the
+# cores; a CI run one per core, so each still gets a whole core for $seconds. Stops after a wave
+# with a failure.
+per_wave=$($long && echo "${#targets[@]}" || nproc)
+for ((i = 0; i < ${#targets[@]}; i += per_wave)); do
+    wave=("${targets[@]:i:per_wave}")
+    echo "fuzz/run.sh: ${wave[*]} at once, ${seconds}s each" >&2
     declare -A pids
-    for t in "${targets[@]}"; do
+    for t in "${wave[@]}"; do
         run_target "$t" &
         pids[$t]=$!
     done
-    for t in "${targets[@]}"; do
+    failed=0
+    for t in "${wave[@]}"; do
         status[$t]=0
         wait "${pids[$t]}" || status[$t]=$?
+        [[ ${status[$t]} -eq 0 ]] || failed=1
     done
-else
-    # One target per core at a time: each still gets a whole core for $seconds.
-    cores=$(nproc)
-    for ((i = 0; i < ${#targets[@]}; i += cores)); do
-        wave=("${targets[@]:i:cores}")
-        echo "fuzz/run.sh: ${wave[*]} for ${seconds}s" >&2
-        declare -A pids
-        for t in "${wave[@]}"; do
-            run_target "$t" &
-            pids[$t]=$!
-        done
-        failed=0
-        for t in "${wave[@]}"; do
-            status[$t]=0
-            wait "${pids[$t]}" || status[$t]=$?
-            [[ ${status[$t]} -eq 0 ]] || failed=1
-        done
-        [[ $failed -eq 0 ]] || break
-    done
-fi
+    [[ $failed -eq 0 ]] || break
+done
 
 summary=()
 for t in "${targets[@]}"; do
