@@ -131,21 +131,6 @@ void print_helper_counts(const HelperCounts& counts, const UnpackResult& result,
   if (!counts.problem.ok()) print_status("kpack: cpus: one CPU: ", counts.problem);
 }
 
-namespace {
-
-// kpack.test_dirty_bss: the kernel's .bss and .brk, which the stub leaves as they are, hold what a
-// machine that ran before leaves there (kexec, a warm reset), not QEMU's fresh zeros: the kernel
-// must boot anyway, clearing them itself as the record claims.
-void fill_bss_left_to_kernel(const PackerRecord& record, const UnpackResult& result, PhysicalMemory& memory) {
-  uint64_t size = uint64_t{record.bss_pages} * 4096;
-  uint8_t* bss = memory.writable(result.base + uint64_t{record.bss_page} * 4096, size);
-  if (!size || !bss) return;
-  __builtin_memset(bss, 0xCC, size);
-  serial::print("kpack: test: the kernel's .bss and .brk filled with 0xcc (%lu pages)\n", uint64_t{record.bss_pages});
-}
-
-}  // namespace
-
 StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options, const BootResources& resources,
                            UnpackResult* result) {
   boot::BootParams* params = handover.params;
@@ -166,7 +151,6 @@ StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options,
   StubStatus status = unpack_from_packer_record(record, base, kaslr, resources.env->free, memory, trace, result,
                                                 resources.workers, resources.max_workers);
   if (!status.ok()) return status;
-  if (options.test_dirty_bss) fill_bss_left_to_kernel(record, *result, memory);
   if (options.debug) print_summary(record, base, *result, handover.start_tsc, trace.total());
   return StubStatus::success();
 }

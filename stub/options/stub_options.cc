@@ -33,7 +33,6 @@ StubOptions parse_stub_options(const char* text, uint64_t length) {
     if (flag("kpack.test_broken_trampoline")) o.test_broken_trampoline = true;
     if (flag("kpack.test_stopped_helper")) o.test_stopped_helper = true;
     if (flag("kpack.test_decode_before_exit")) o.test_decode_before_exit = true;
-    if (flag("kpack.test_dirty_bss")) o.test_dirty_bss = true;
     if (command_line::has_key(read, word, "panic"))
       parse_decimal(text + word.value_begin, text + word.value_end, &o.panic_seconds);
     return false;

@@ -25,7 +25,6 @@ struct StubOptions {
   bool test_broken_trampoline = false;   // kpack.test_broken_trampoline
   bool test_stopped_helper = false;      // kpack.test_stopped_helper
   bool test_decode_before_exit = false;  // kpack.test_decode_before_exit
-  bool test_dirty_bss = false;           // kpack.test_dirty_bss
 };
 
 // `length` bytes of text, without the NUL.

@@ -227,36 +227,34 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
   return StubStatus::success();
 }
 
-// The parts of segment `s`'s tail (past p_filesz) that the stub zeroes, as offsets from the
-// kernel's lowest physical address: the tail but the bytes the kernel clears itself.
-struct TailParts {
-  Range parts[2];
-};
-TailParts tail_to_zero(const UnpackRequest& request, const KernelHeaders& k, const LoadSegment& s) {
-  Range tail = range_of(s.paddr - k.physical.begin + s.filesz, s.memsz - s.filesz);
-  Range kernels = request.cleared_by_kernel;
-  if (kernels.empty() || !tail.overlaps(kernels)) return {{tail, Range{}}};
-  return {{Range{tail.begin, kernels.begin}, Range{kernels.end, tail.end}}};
-}
-
+// The segments' tails (past p_filesz), but for the bytes the kernel clears itself, cut into
+// pieces. Each tail is split around that range: the part below it and the part above it, either
+// empty when the tail lies wholly on one side.
 StubStatus cut_zero_pieces(const UnpackRequest& request, const UnpackResult& r, PhysicalMemory& memory,
                            ZeroPieces* out) {
+  Range parts[2 * kMaxLoadSegments];  // offsets from the kernel's lowest physical address
+  uint32_t count = 0;
   uint64_t total = 0;
-  for (uint32_t i = 0; i < r.kernel.segment_count; ++i)
-    for (Range part : tail_to_zero(request, r.kernel, r.kernel.segments[i]).parts)
-      total += part.empty() ? 0 : part.size();
-  // Each part ends in a partial piece at most: 2 * kMaxLoadSegments of them besides total / piece.
-  uint64_t piece = kZeroPiece;
-  while (total / piece + 2 * kMaxLoadSegments > kMaxZeroPieces) piece *= 2;
-  out->count = 0;
+  const Range kernels = request.cleared_by_kernel;
   for (uint32_t i = 0; i < r.kernel.segment_count; ++i) {
-    for (Range part : tail_to_zero(request, r.kernel, r.kernel.segments[i]).parts) {
-      if (part.empty()) continue;
-      uint8_t* dst = memory.writable(r.base + part.begin, part.size());
-      if (!dst) return fail("segment tail is not writable", r.base + part.begin, part.size());
-      for (uint64_t at = 0; at < part.size(); at += piece)
-        out->pieces[out->count++] = {dst + at, part.size() - at < piece ? part.size() - at : piece};
-    }
+    const LoadSegment& s = r.kernel.segments[i];
+    uint64_t at = s.paddr - r.kernel.physical.begin;  // parse_kernel_headers ruled out wrapping
+    Range tail{at + s.filesz, at + s.memsz};
+    Range sides[2] = {{tail.begin, tail.end < kernels.begin ? tail.end : kernels.begin},
+                      {tail.begin > kernels.end ? tail.begin : kernels.end, tail.end}};
+    for (Range part : sides)
+      if (!part.empty()) parts[count++] = part, total += part.size();
+  }
+  // Each part ends in a partial piece at most: `count` of them besides total / piece.
+  uint64_t piece = kZeroPiece;
+  while (total / piece + count > kMaxZeroPieces) piece *= 2;
+  out->count = 0;
+  for (uint32_t p = 0; p < count; ++p) {
+    uint64_t size = parts[p].size();
+    uint8_t* dst = memory.writable(r.base + parts[p].begin, size);
+    if (!dst) return fail("segment tail is not writable", r.base + parts[p].begin, size);
+    for (uint64_t at = 0; at < size; at += piece)
+      out->pieces[out->count++] = {dst + at, size - at < piece ? size - at : piece};
   }
   return StubStatus::success();
 }
