@@ -1,7 +1,7 @@
 // The stub is a static PIE linked at 0: before anything holds a pointer, its own
 // R_X86_64_RELATIVE relocations are applied for the address it runs at. The build
 // (check_relocations.sh) makes sure no other kind exists. Then the codec libraries' static
-// constructors run, as a C runtime would run them (liblzma 5.4 picks its CRC64 code in one).
+// constructors run, as a C runtime would run them (none today; liblzma 5.4 had one, for CRC64).
 #include <stdint.h>
 
 #include "formats/elf64.h"

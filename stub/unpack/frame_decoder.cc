@@ -246,6 +246,12 @@ StubStatus FrameDecoder::decode_xz(const uint8_t* src, uint64_t available, uint8
                                    uint64_t* consumed, uint64_t* produced) {
   // Every frame is a whole .xz stream with a decoder of its own, whose dictionary and filter state
   // live in the arena for this frame only; the arena's room is the decoder's memory limit.
+  // CRC32 only, as the packer writes: the stub carries no other check (stub/runtime/liblzma_crc64.cc).
+  lzma_stream_flags flags;
+  if (available >= LZMA_STREAM_HEADER_SIZE && lzma_stream_header_decode(&flags, src) == LZMA_OK) {
+    if (flags.check == LZMA_CHECK_NONE) return fail("xz stream has no check");
+    if (flags.check != LZMA_CHECK_CRC32) return fail("xz stream has a check the stub cannot verify");
+  }
   uint8_t* mark = arena_->mark();
   lzma_allocator allocator{xz_alloc, xz_free, arena_};
   lzma_stream stream = LZMA_STREAM_INIT;
