@@ -22,12 +22,14 @@ bool under_qemu_tcg() {
   return id.ebx == 0x54474354 && id.ecx == 0x43544743 && id.edx == 0x47435447;
 }
 
-uint64_t grow_emulated_tlb(uint8_t* ram, uint64_t size) {
+uint64_t grow_emulated_tlb(uint8_t* ram, uint64_t size, uint64_t working_set) {
   if (!under_qemu_tcg()) return 0;
   uint64_t pages = size / 4096, touched = 0;
+  uint64_t wanted = kInitialEntries;
+  while (wanted < kEmulatedTlbEntries && wanted * 4096 < 4 * working_set) wanted *= 2;
   uint64_t cr3 = read_cr3();
   // Each round fills three quarters of the entries the TLB has, so the flush after it doubles it.
-  for (uint64_t entries = kInitialEntries; entries < kEmulatedTlbEntries; entries *= 2) {
+  for (uint64_t entries = kInitialEntries; entries < wanted; entries *= 2) {
     uint64_t round = entries * 3 / 4;
     if (round > pages) break;
     for (uint64_t page = 0; page < round; ++page) touch_for_write(ram + page * 4096);

@@ -16,8 +16,11 @@ bool under_qemu_tcg();
 
 // Under TCG: touches page after page of `ram` with a write that changes nothing (RAM that is the
 // caller's, other CPUs may be writing it), flushing the TLB after each round, until the software
-// TLB has kEmulatedTlbEntries entries or `ram` runs out. Returns the pages touched (0 elsewhere).
-inline constexpr uint64_t kEmulatedTlbEntries = 8192;  // 32 MiB: a zstd frame, its source, the codec state
-uint64_t grow_emulated_tlb(uint8_t* ram, uint64_t size);
+// TLB has an entry for every 4 KiB of four times `working_set` (direct-mapped: the spare entries
+// keep conflicts rare), at most kEmulatedTlbEntries, or `ram` runs out. Returns the pages touched
+// (0 elsewhere). lz4's 1 MiB frames ask for 4,096 entries (2,880 pages touched); zstd's 5 MB
+// frames, their source and the codec state for all 8,192 (5,952 pages).
+inline constexpr uint64_t kEmulatedTlbEntries = 8192;  // 32 MiB
+uint64_t grow_emulated_tlb(uint8_t* ram, uint64_t size, uint64_t working_set);
 
 }  // namespace kpack

@@ -85,11 +85,11 @@ class ApplicationProcessors final : public FrameWorkers {
     return smp::start_helpers(request_, &report_);
   }
 
-  void finish() override { returned_ = smp::park_helpers(); }
+  void finish() override { returned_ = smp::park_helpers(&report_); }
 
-  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size) override {
+  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size, uint64_t working_set) override {
     uint64_t start = rdtsc();
-    uint64_t pages = grow_emulated_tlb(ram, size);
+    uint64_t pages = grow_emulated_tlb(ram, size, working_set);
     if (index == 0) tlb_pages_ = pages, tlb_cycles_ = rdtsc() - start;
   }
 

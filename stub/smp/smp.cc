@@ -20,7 +20,9 @@ constexpr uint64_t kTscCyclesPerMicrosecond = 5000;
 // MP specification 1.4, B.4: 10 ms between asserting and deasserting INIT, 200 us between the
 // START IPIs. Linux drops the first on CPUs that do not need it (smp_quirk_init_udelay); so do we.
 constexpr uint64_t kInitDelayMicroseconds = 10000, kStartupDelayMicroseconds = 200;
-// How long the APs have to reach ap_entry; QEMU's TCG needs a few ms per AP for the trampoline.
+// How long the APs have, from the first INIT, to reach ap_entry; QEMU's TCG needs a few ms per AP
+// for the trampoline, and 5-25 ms under host load. The boot CPU decodes meanwhile: it waits for a
+// check-in only once it has run out of frames, and so only for an AP slower than the whole decode.
 constexpr uint64_t kCheckInMicroseconds = 200000;
 // How long the APs have to finish their work: an AP decoding a large frame under emulation (xz
 // keeps whole regions: the generic kernel's 15 MB of code takes seconds under TCG) must not be
@@ -35,6 +37,7 @@ struct ApSlot {
   uint32_t cpu_index;
   uint32_t state;  // kWaiting -> kRunning (the AP) or kAbandoned (the boot CPU), exactly once
   uint32_t reserved;
+  uint64_t checked_in_at;  // the AP's TSC as it claims kRunning (published by that exchange)
 };
 
 struct Helpers {
@@ -43,6 +46,8 @@ struct Helpers {
   uint32_t count = 0;
   HelperWork work = nullptr;
   void* arg = nullptr;
+  uint64_t started_at = 0;         // TSC at the first INIT
+  uint64_t check_in_deadline = 0;  // TSC after which an AP that has not checked in is abandoned
 };
 Helpers helpers;
 
@@ -73,6 +78,7 @@ bool claim(ApSlot& slot, uint32_t to) {
     ApSlot& slot = helpers.slots[i];
     if (slot.apic_id != id) continue;
     // Checking in; one the boot CPU has given up on must not run anything.
+    slot.checked_in_at = rdtsc();
     if (claim(slot, kRunning)) {
       helpers.work(helpers.arg, slot.cpu_index);
       __atomic_store_n(&slot.state, kDone, __ATOMIC_RELEASE);
@@ -134,9 +140,8 @@ bool prepare_trampoline(PhysicalMemory& memory, uint64_t page, Range stacks, uin
   return true;
 }
 
-// Spins until no started AP's slot is in `state` any more, or `microseconds` have passed.
-void wait_while_any_in(uint32_t state, uint64_t microseconds) {
-  uint64_t deadline = deadline_after(microseconds);
+// Spins until no started AP's slot is in `state` any more, or the TSC has passed `deadline`.
+void wait_while_any_in(uint32_t state, uint64_t deadline) {
   for (;;) {
     uint32_t in_state = 0;
     for (uint32_t i = 0; i < helpers.count; ++i) in_state += state_of(helpers.slots[i]) == state;
@@ -174,7 +179,7 @@ ApSlot* write_slots(const HelperRequest& request, const CpuList& cpus, uint32_t 
   if (!slots) return nullptr;
   uint32_t self = current_apic_id();
   for (uint32_t i = 0, n = 0; i < cpus.count && n < count; ++i)
-    if (cpus.apic_id[i] != self) slots[n] = ApSlot{cpus.apic_id[i], n + 1, kWaiting, 0}, ++n;
+    if (cpus.apic_id[i] != self) slots[n] = ApSlot{cpus.apic_id[i], n + 1, kWaiting, 0, 0}, ++n;
   return slots;
 }
 
@@ -241,19 +246,25 @@ uint32_t start_helpers(const HelperRequest& request, HelperReport* report) {
   if (report->problem.ok()) report->problem = prepare_helpers(request, cpus, page);
   if (!report->problem.ok()) return 0;
   helpers.apic.enable();
-  uint64_t start = rdtsc();
+  helpers.started_at = rdtsc();
+  helpers.check_in_deadline = deadline_after(kCheckInMicroseconds);
   send_init_and_startup(page);
-  // An AP that never checks in must not hold up the boot: the wait is bounded.
-  wait_while_any_in(kWaiting, kCheckInMicroseconds);
-  report->start_cycles = rdtsc() - start;
-  report->abandoned = abandon_late_helpers();
-  report->started = helpers.count - report->abandoned;
-  return report->started;
+  // No wait for the check-ins: the caller decodes at once, and each AP joins when it arrives.
+  return helpers.count;
 }
 
-uint32_t park_helpers() {
+uint32_t park_helpers(HelperReport* report) {
   if (!helpers.count) return 0;
-  wait_while_any_in(kRunning, kParkMicroseconds);
+  // An AP that never checks in must not hold up the boot: the wait is bounded, from the first INIT.
+  wait_while_any_in(kWaiting, helpers.check_in_deadline);
+  report->abandoned = abandon_late_helpers();
+  report->started = helpers.count - report->abandoned;
+  uint64_t last_check_in = helpers.started_at;
+  for (uint32_t i = 0; i < helpers.count; ++i)
+    if (state_of(helpers.slots[i]) != kAbandoned && helpers.slots[i].checked_in_at > last_check_in)
+      last_check_in = helpers.slots[i].checked_in_at;
+  report->start_cycles = last_check_in - helpers.started_at;
+  wait_while_any_in(kRunning, deadline_after(kParkMicroseconds));
   uint32_t ran = 0;
   // Wait-for-SIPI, as after firmware: the kernel starts the APs with its own INIT-SIPI-SIPI, and
   // an AP halted in our trampoline could wake (NMI, SMI) into a page the kernel has reused.

@@ -1,8 +1,10 @@
 // The application processors (APs) as helpers of the boot CPU: start_helpers starts those the
 // firmware lists (ACPI MADT or MP table) with INIT-SIPI-SIPI through a trampoline below 1 MiB,
 // each on a stack of its own, running `work(arg, cpu_index)` with the stub's page tables, GDT
-// selectors, IDT, SSE and stack-protector canary; park_helpers waits for them and puts every AP it
-// started back into wait-for-SIPI with INIT, as the kernel expects to find them. Nothing here ever
+// selectors, IDT, SSE and stack-protector canary, from whenever it arrives: start_helpers does
+// not wait for them (under QEMU's TCG an AP takes 2-55 M cycles to check in, a quarter of the
+// whole decode). park_helpers waits for them and puts every AP it started back into
+// wait-for-SIPI with INIT, as the kernel expects to find them. Nothing here ever
 // halts the boot: any trouble leaves the boot CPU alone, with a reason for kpack.debug.
 #pragma once
 
@@ -39,18 +41,22 @@ struct HelperRequest {
 };
 
 struct HelperReport {
-  uint32_t found = 0;         // processors the firmware lists, the boot CPU included
-  uint32_t started = 0;       // APs that checked in in time and so run `work`
+  uint32_t found = 0;  // processors the firmware lists, the boot CPU included
+  // Set by park_helpers:
+  uint32_t started = 0;       // APs that checked in in time and so ran `work`
   uint32_t abandoned = 0;     // APs sent START that did not check in in time (INITed again)
-  uint64_t start_cycles = 0;  // TSC cycles from the first INIT to the last check-in (or timeout)
+  uint64_t start_cycles = 0;  // TSC cycles from the first INIT to the last check-in
   StubStatus problem;         // why nothing was started, when that is not kpack.cpus=1
 };
 
-// Starts up to max_cpus - 1 APs; returns how many checked in (report->started).
+// Sends START to up to max_cpus - 1 APs and returns at once with how many were sent it: each runs
+// `work` (cpu_index 1..that number) when it checks in, unless park_helpers has given up on it.
 uint32_t start_helpers(const HelperRequest& request, HelperReport* report);
 
-// Waits (bounded) until every started AP has returned from `work`, then INITs every AP that was
-// sent a START IPI. Returns how many returned from `work` in time. Does nothing when none started.
-uint32_t park_helpers();
+// Waits (bounded, from the first INIT) for the APs that have not checked in, abandons the rest;
+// waits (bounded) until every AP that checked in has returned from `work`; then INITs every AP
+// that was sent a START IPI. Fills in report's check-in fields and returns how many returned
+// from `work` in time. Does nothing when none was sent START.
+uint32_t park_helpers(HelperReport* report);
 
 }  // namespace kpack::smp

@@ -73,6 +73,7 @@ struct FrameQueue {
   FrameDecoder* caller_decoder;
   uint8_t* helper_arenas;  // one arena of `arena_size` per helper, after each other
   uint64_t arena_size;
+  uint64_t working_set;  // the most bytes one item touches: FrameWorkers::before_decoding
   FrameWorkers* workers = nullptr;
   ZeroPieces zero = {};  // items count .. count + zero.count - 1
   uint32_t next = 1;
@@ -323,7 +324,7 @@ void decode_frames(void* arg, uint32_t worker) {
     }
     decoder = &own;
   }
-  if (q.workers) q.workers->before_decoding(worker, q.kernel_bytes, q.kernel->span());
+  if (q.workers) q.workers->before_decoding(worker, q.kernel_bytes, q.kernel->span(), q.working_set);
   bool held = worker != 0 && q.workers->holds(worker);
   while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
     uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
@@ -390,6 +391,16 @@ StubStatus place_compressed(const UnpackRequest& request, const FreeMemory& free
   return StubStatus::success();
 }
 
+// The most bytes one frame reads and writes: its compressed and its decoded bytes.
+uint64_t largest_frame(const FrameEntry* frames, uint32_t count) {
+  uint64_t largest = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t bytes = frames[i].payload_size + frames[i].size;
+    if (bytes > largest) largest = bytes;
+  }
+  return largest;
+}
+
 // The frames before the relocation table's; the last of them must end the kernel's last segment.
 StubStatus count_elf_frames(const UnpackRequest& request, const FrameEntry* frames, const KernelHeaders& k,
                             uint32_t* count) {
@@ -441,19 +452,21 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
   uint32_t elf_frames = 0;
   KPACK_TRY(count_elf_frames(request, frames, r.kernel, &elf_frames));
   // In the work area, not on the stack (kFrameQueueRoom).
-  FrameQueue& queue = *new (work.queue) FrameQueue{.kernel = &r.kernel,
-                                                   .frames = frames,
-                                                   .payload = payload,
-                                                   .kernel_bytes = kernel_bytes,
-                                                   .table = work.table,
-                                                   .elf_frames = elf_frames,
-                                                   .count = request.frame_count,
-                                                   .codec = request.codec,
-                                                   .digest = request.digest,
-                                                   .caller_decoder = &decoder,
-                                                   .helper_arenas = work.arenas + work.arena_size,
-                                                   .arena_size = work.arena_size,
-                                                   .workers = request.workers};
+  FrameQueue& queue =
+      *new (work.queue) FrameQueue{.kernel = &r.kernel,
+                                   .frames = frames,
+                                   .payload = payload,
+                                   .kernel_bytes = kernel_bytes,
+                                   .table = work.table,
+                                   .elf_frames = elf_frames,
+                                   .count = request.frame_count,
+                                   .codec = request.codec,
+                                   .digest = request.digest,
+                                   .caller_decoder = &decoder,
+                                   .helper_arenas = work.arenas + work.arena_size,
+                                   .arena_size = work.arena_size,
+                                   .working_set = largest_frame(frames, request.frame_count) + work.arena_size,
+                                   .workers = request.workers};
   // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed, but for its bss and brk.
   KPACK_TRY(cut_zero_pieces(request, r, memory, &queue.zero));
   run_queue(queue, work, r);

@@ -40,9 +40,9 @@ class ThreadWorkers final : public FrameWorkers {
     for (std::thread& t : threads_) t.join();
     threads_.clear();
   }
-  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size) override {
+  void before_decoding(uint32_t index, uint8_t* ram, uint64_t size, uint64_t working_set) override {
     std::lock_guard<std::mutex> lock(prepared_lock_);
-    prepared_.push_back({index, ram, size});
+    prepared_.push_back({index, ram, size, working_set});
   }
   bool holds(uint32_t index) const override { return index == held_; }
 
@@ -51,6 +51,7 @@ class ThreadWorkers final : public FrameWorkers {
     uint32_t index;
     const uint8_t* ram;
     uint64_t size;
+    uint64_t working_set;
   };
   std::vector<Prepared> prepared() const {
     std::lock_guard<std::mutex> lock(prepared_lock_);

@@ -489,9 +489,15 @@ TEST_CASE("helpers decode frames alongside the caller: the same kernel, and the 
   }
 }
 
-TEST_CASE("every CPU that decodes is prepared once, with the kernel's destination") {
+TEST_CASE("every CPU that decodes is prepared once, with the kernel's destination and the largest frame") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
-  Run run = unpack(Codec::kLz4, compressed_payload(input, Codec::kLz4), kImageBase, 0x200000, 3);
+  FramedPayload payload = compressed_payload(input, Codec::kLz4);
+  // The most one item touches: the largest frame's compressed and decoded bytes, and an arena.
+  uint64_t largest = 0, codec_state = 0;
+  for (const FrameEntry& f : payload.frames) largest = std::max<uint64_t>(largest, f.payload_size + f.size);
+  REQUIRE(codec_state_size(Codec::kLz4, payload.bytes.data(), payload.bytes.size(), &codec_state).ok());
+  REQUIRE(largest > 0);
+  Run run = unpack(Codec::kLz4, payload, kImageBase, 0x200000, 3);
   check_kernel(run, input);
   REQUIRE(run.prepared.size() == 4);
   std::vector<uint32_t> indices;
@@ -499,6 +505,7 @@ TEST_CASE("every CPU that decodes is prepared once, with the kernel's destinatio
     indices.push_back(p.index);
     CHECK(p.ram == run.memory->at(run.result.base));
     CHECK(p.size == input.kernel.span());
+    CHECK(p.working_set == largest + kArenaSize + align_up(codec_state, 4096));
   }
   std::sort(indices.begin(), indices.end());
   CHECK(indices == std::vector<uint32_t>{0, 1, 2, 3});  // the caller's, then each helper's
