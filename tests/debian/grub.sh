@@ -8,11 +8,14 @@ report_step='kpack-kernel-hook status | sed "s/^/status: /"; grub-editenv /boot/
 
 dir=$(step_dir 0-install)
 cp "$deb" "$dir/kpack.deb"
+install_more=
+[[ $sequence == kdump ]] && install_more=$(kdump_install_lines "$dir")
 cat > "$dir/step.sh" <<EOF
 update-grub
 apt-get install -y --no-install-recommends ./kpack.deb
 sed -i 's/^KPACK_HOOK=no/KPACK_HOOK=yes/' /etc/default/kpack
 kpack-kernel-hook sync
+$install_more
 systemctl is-enabled kpack-trial.service | sed 's/^/unit: /'
 $report_step
 EOF
@@ -23,6 +26,7 @@ expect_output "^unit: enabled$"
 expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: pending; next boot: packed, on trial; default: stock$"
 expect_output "^grubenv: next_entry=kpack-trial>kpack-trial-$version$"
 expect_output "^grubenv: saved_entry=kpack-stock>kpack-stock-$version$"
+[[ $sequence == kdump ]] && { kdump_sequence; return 0; }
 
 # ---- 1: the trial boot ----------------------------------------------------------------------------
 

@@ -14,6 +14,10 @@
 #             full: trial, then 4 `apt-get install` of a second kernel version (6.12) packs it and
 #             arms its trial; 5 its trial boot passes, and `apt-get purge kpack` puts every stock
 #             kernel back; 6 the machine boots stock
+#             kdump (grub only): 0 as above, with Debian's kdump-tools installed; 1 the packed
+#             kernel's trial boot loads it as the crash kernel and crashes; the crash kernel (the
+#             kpack image, kexec'd into crashkernel=384M-:128M) saves the dump and resets; the
+#             boot after finds the dump (tests/debian/kdump.sh)
 #
 # Every assertion is on what the agent reports: the kernel version, the run report present or
 # absent, the entry the boot loader booted (BOOT_IMAGE and kpack.trial on the command line, or
@@ -23,7 +27,7 @@
 # `full` the 6.12 kernel package (boot.fetch.6.12).
 set -euo pipefail
 
-usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR"
+usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR, or grub kdump BUILD_DIR DEB_DIR"
 [[ $# -eq 4 ]] || { echo "$usage" >&2; exit 2; }
 loader=$1 sequence=$2 build=$(realpath "$3") deb_dir=$(realpath "$4")
 case $loader in
@@ -31,7 +35,8 @@ case $loader in
     systemd-boot) variant=uefi ;;
     *) echo "$usage" >&2; exit 2 ;;
 esac
-[[ $sequence == trial || $sequence == full ]] || { echo "$usage" >&2; exit 2; }
+[[ $sequence == trial || $sequence == full || ( $sequence == kdump && $loader == grub ) ]] \
+    || { echo "$usage" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fail() { echo "run.sh ($loader $sequence): FAIL: $*" >&2; exit 1; }
 say() { echo "run.sh ($loader $sequence): $*"; }
@@ -61,6 +66,7 @@ if [[ $loader == systemd-boot ]]; then
 fi
 
 source "$here/harness.sh"
+[[ $sequence == kdump ]] && source "$here/kdump.sh"
 source "$here/$loader.sh"
 
 say "PASS ($((EPOCHSECONDS - started)) s)"
