@@ -7,6 +7,12 @@
 # KPACK_BENCH_NAME (default icount) names that series' files, so that series of the same images
 # under other options (bench/run.sh's -cpu max, bench/setup.sh) keep their own;
 # KPACK_BENCH_APPEND adds words to the -icount boots' kernel command line (bench/kaslr.sh: nokaslr).
+# KPACK_BENCH_PHASE=1 adds one more, `bench.phase=x...`, 9 x's longer on each run: a parameter of no
+# module, which the kernel and the stub ignore, but which shifts everything after it by a few
+# hundred instructions against the guest's timer. Under -icount one boot repeats exactly, yet two
+# images whose boots differ by a hundred instructions before the kernel land at different phases
+# of its tick, and its tick-waiting loops then spin for counts up to 2 M apart; the runs of such a
+# series are those phases, and their median is the figure (bench/kaslr.sh).
 #
 # Expects OUT/TAG/{stock,pvh,raw,gzip,lz4,zstd}.img (bench/run.sh makes them; KPACK_BENCH_IMAGES,
 # space-separated, names other images, as bench/xz.sh does) and OUT/initramfs.cpio.gz. Writes:
@@ -36,9 +42,15 @@ append="console=ttyS0 panic=-1 kpack.debug ${KPACK_BENCH_APPEND:-}"
 # One QEMU at a time on this machine, also across engineers' scripts that honour the lock.
 lock=/tmp/kpack-qemu.lock
 
+# The word KPACK_BENCH_PHASE adds on run RUN, with its leading space; nothing without it.
+phase_word() {
+    [[ -n ${KPACK_BENCH_PHASE:-} ]] || return 0
+    printf ' bench.phase=%s' "$(head -c $(($1 * 9 + 1)) /dev/zero | tr '\0' x)"
+}
+
 icount_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
     local tag=$1 image=$2 log=$out/$1/$2.$name$3.log
-    flock "$lock" timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "$append" \
+    flock "$lock" timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "$append$(phase_word "$3")" \
         -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 \
         2>"$log.stderr" || true
     local tsc

@@ -21,7 +21,9 @@
 # default machine. KPACK_SMP_NAME names the TSV and the logs' series (bench/microvm.sh: smp-elf-pc).
 #
 # Expects OUT/TAG/IMAGE.img and OUT/initramfs.cpio.gz (bench/run.sh makes them). Writes
-# OUT/smp.tsv: TAG IMAGE MODE ROUND CYCLES HELPER_FRAMES.
+# OUT/smp.tsv: TAG IMAGE MODE ROUND CYCLES HELPER_FRAMES STUB_CYCLES, the last the stub's whole run
+# up to the kernel's relocation (kpack.debug's "total cycles"): waking the helpers costs the boot
+# CPU too, before the decode, and this column keeps that in sight.
 set -euo pipefail
 
 [[ $# -ge 3 ]] || { echo "usage: $0 OUT ROUNDS TAG..." >&2; exit 2; }
@@ -67,16 +69,17 @@ run() {
     exec 9>&-
 }
 
-boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES"
+boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES STUB_CYCLES"
     local log=$out/$1/$2.$series.log
     run "$log" "${firmware[@]}" "${machine[@]}" -mem-prealloc -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
         -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" \
         -append "console=ttyS0 panic=-1 kpack.debug $machine_words $3"
     grep -a -q KPACK_INIT_OK "$log" || { echo "smp.sh: $1/$2 ($3) did not reach /init; see $log" >&2; return 1; }
-    local cycles helpers
+    local cycles helpers stub
     cycles=$(grep -a -o 'kpack: segments bytes=[0-9]* cycles=[0-9]*' "$log" | head -n1 | sed 's/.*cycles=//')
     helpers=$(grep -a -o 'frames: [0-9]*, [0-9]* by helpers' "$log" | head -n1 | sed 's/.*, \([0-9]*\) by.*/\1/')
-    echo "$cycles ${helpers:-0}"
+    stub=$(grep -a -o ' total cycles=[0-9]*' "$log" | head -n1 | sed 's/.*cycles=//')
+    echo "$cycles ${helpers:-0} $stub"
 }
 
 : > "$tsv"
@@ -85,8 +88,9 @@ for tag in "$@"; do
         for ((round = 0; round < rounds; round++)); do
             for mode in all one; do
                 words=; [[ $mode == one ]] && words=kpack.cpus=1
-                read -r cycles helpers < <(boot "$tag" "$image" "$words")
-                printf '%s\t%s\t%s\t%d\t%s\t%s\n' "$tag" "$image" "$mode" "$round" "$cycles" "$helpers" >> "$tsv"
+                read -r cycles helpers stub < <(boot "$tag" "$image" "$words")
+                printf '%s\t%s\t%s\t%d\t%s\t%s\t%s\n' "$tag" "$image" "$mode" "$round" "$cycles" "$helpers" "$stub" \
+                    >> "$tsv"
             done
         done
         python3 - "$tsv" "$tag" "$image" <<'EOF'
@@ -94,9 +98,11 @@ import statistics, sys
 rows = [l.split('\t') for l in open(sys.argv[1]).read().splitlines()]
 rows = [r for r in rows if r[0] == sys.argv[2] and r[1] == sys.argv[3]]
 med = {m: statistics.median(int(r[4]) for r in rows if r[2] == m) for m in ('all', 'one')}
+stub = {m: statistics.median(int(r[6]) for r in rows if r[2] == m) for m in ('all', 'one')}
 helpers = statistics.median(int(r[5]) for r in rows if r[2] == 'all')
 print(f"{sys.argv[2]} {sys.argv[3]}: decode cycles, median of {len(rows) // 2}: all CPUs {med['all'] / 1e6:.1f} M, "
-      f"kpack.cpus=1 {med['one'] / 1e6:.1f} M, ratio {med['all'] / med['one']:.2f} (helpers decoded {helpers:g} frames)")
+      f"kpack.cpus=1 {med['one'] / 1e6:.1f} M, ratio {med['all'] / med['one']:.2f} (helpers decoded {helpers:g} frames); "
+      f"whole stub {stub['all'] / 1e6:.1f} M / {stub['one'] / 1e6:.1f} M, ratio {stub['all'] / stub['one']:.2f}")
 EOF
     done
 done

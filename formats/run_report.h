@@ -81,7 +81,7 @@ struct RunReport {
   ul32 frames;
   ul32 frames_by_helpers;
   ul32 frames_redone;
-  ul64 helper_start_cycles;
+  ul64 helper_join_cycles;  // from the decode's start (the stacks handed out) to the last check-in
 };
 static_assert(sizeof(RunReport) == 304);
 static_assert(offsetof(RunReport, version) == 8);
@@ -104,6 +104,6 @@ static_assert(offsetof(RunReport, cpus_late) == 280);
 static_assert(offsetof(RunReport, frames) == 284);
 static_assert(offsetof(RunReport, frames_by_helpers) == 288);
 static_assert(offsetof(RunReport, frames_redone) == 292);
-static_assert(offsetof(RunReport, helper_start_cycles) == 296);
+static_assert(offsetof(RunReport, helper_join_cycles) == 296);
 
 }  // namespace kpack

@@ -198,7 +198,7 @@ std::vector<std::string> describe_run_report(const RunReport& run, const std::st
   lines.push_back(format("cpus: %u found, %u started, %u ran, %u returned, %u late; ", uint32_t{run.cpus_found},
                          uint32_t{run.cpus_started}, uint32_t{run.cpus_ran}, uint32_t{run.cpus_returned},
                          uint32_t{run.cpus_late}) +
-                  duration(run.helper_start_cycles, rate) + " to start them");
+                  "the last joined the decode " + duration(run.helper_join_cycles, rate) + " after it began");
   lines.push_back(format("frames: %u, %u by helpers, %u redone", uint32_t{run.frames}, uint32_t{run.frames_by_helpers},
                          uint32_t{run.frames_redone}));
   if (loader)

@@ -1,7 +1,6 @@
 #include "stub/boot/boot.h"
 
 #include "stub/arch/cpu.h"
-#include "stub/machine/acpi_rsdp.h"
 #include "stub/machine/boot_environment.h"
 #include "stub/arch/entropy.h"
 #include "stub/unpack/relocation_table.h"
@@ -125,7 +124,7 @@ void print_helper_counts(const HelperCounts& counts, const UnpackResult& result,
   serial::print(
       "kpack: cpus: %lu found, %lu started, %lu ran, %lu returned, %lu late; cycles=%lu; frames: %lu, %lu by "
       "helpers, %lu redone%s%s\n",
-      counts.found, counts.started, counts.ran, counts.returned, counts.late, counts.start_cycles,
+      counts.found, counts.started, counts.ran, counts.returned, counts.late, counts.join_cycles,
       uint64_t{result.frames}, uint64_t{result.frames - result.frames_by_caller}, uint64_t{result.redone},
       xxh3 ? "; XXH3 with " : "", xxh3 ? xxh3_build_name(xxh3_build_for_this_cpu()) : "");
   if (!counts.problem.ok()) print_status("kpack: cpus: one CPU: ", counts.problem);
@@ -140,9 +139,6 @@ StubStatus unpack_for_boot(const Handover& handover, const StubOptions& options,
   // The kernel randomizes its own memory regions only when told KASLR is on.
   params->hdr.loadflags = static_cast<uint8_t>((params->hdr.loadflags & ~boot::kKaslrFlag) |
                                                (kaslr.options.disabled ? 0 : boot::kKaslrFlag));
-  // The ACPI root pointer, as the stock decompressor hands it over on a BIOS machine. Under EFI
-  // the kernel takes it from the firmware's configuration table.
-  if (!params->acpi_rsdp_addr && !handover.efi_application) params->acpi_rsdp_addr = find_bios_rsdp(memory);
   trace.phase("environment", 0);
 
   // Unpack the kernel straight to where it will run.

@@ -48,44 +48,48 @@ class IdentityMemory final : public PhysicalMemory {
   uint64_t limit_ = physical_address_limit();
 };
 
-// The application processors as the engine's frame workers: started when the engine has frames
-// to share (their stacks in its work area), parked again (INIT, wait-for-SIPI, as the firmware
-// left them) before the kernel starts them itself. Trouble leaves the boot CPU alone, with a
-// reason for kpack.debug; it never stops the boot.
+// The application processors as the engine's frame workers: woken as soon as the stub knows its
+// environment, so they come up while the boot CPU reads the kernel's headers and places it; given
+// stacks in the engine's work area when it has frames to share; parked again (INIT,
+// wait-for-SIPI, as the firmware left them) before the kernel starts them itself. Trouble leaves
+// the boot CPU alone, with a reason for kpack.debug; it never stops the boot.
 class ApplicationProcessors final : public FrameWorkers {
  public:
   ApplicationProcessors(const Handover& handover, const StubOptions& options, const BootEnvironment& env,
                         PhysicalMemory& memory)
-      : params_(*handover.params), debug_(options.debug), stop_first_helper_(options.test_stopped_helper) {
+      : memory_(memory), debug_(options.debug), stop_first_helper_(options.test_stopped_helper) {
     request_.params = handover.params;
     request_.params_addr = reinterpret_cast<uint64_t>(handover.params);
     request_.env = &env;
     request_.memory = &memory;
     request_.image = range_of(reinterpret_cast<uint64_t>(handover.image_base), handover.packer_record->image_size);
-    uint64_t cpus = options.cpus ? options.cpus : kMaxCpus;
-    request_.max_cpus = static_cast<uint32_t>(cpus < kMaxCpus ? cpus : kMaxCpus);
+    // No more than the engine can give work to.
+    uint64_t cpus = options.cpus ? options.cpus : kMaxFrameWorkers + 1;
+    request_.max_cpus = static_cast<uint32_t>(cpus < kMaxFrameWorkers + 1 ? cpus : kMaxFrameWorkers + 1);
     request_.break_trampoline = options.test_broken_trampoline;
   }
 
-  uint32_t max_helpers() const { return request_.max_cpus - 1; }
+  // After the RSDP is in boot_params (a BIOS leaves it in low memory); after the EFI entries it is
+  // left out of boot_params, as stock's EFI stub leaves it, and read here.
+  void wake() {
+    const boot::BootParams& params = *request_.params;
+    request_.rsdp = params.acpi_rsdp_addr;
+    if (!request_.rsdp) request_.rsdp = find_efi_rsdp(params.efi_info, memory_);
+    if (!request_.rsdp) request_.rsdp = find_bios_rsdp(memory_);
+    woken_ = smp::wake_helpers(request_, &report_);
+  }
+
+  uint32_t woken() const { return woken_; }
 
   uint64_t memory_for(uint32_t count) const override { return smp::helper_memory_size(count); }
 
   uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
     work_ = work, arg_ = arg;
-    // unpack_for_boot has looked for the RSDP by now (a BIOS leaves it in low memory); after the
-    // EFI entries it is left out of boot_params, as stock's EFI stub leaves it, and read here.
-    request_.rsdp = params_.acpi_rsdp_addr;
-    if (!request_.rsdp) request_.rsdp = find_efi_rsdp(params_.efi_info, *request_.memory);
-    if (!request_.rsdp) request_.rsdp = find_bios_rsdp(*request_.memory);
-    request_.helper_memory = memory;
-    request_.work = &ApplicationProcessors::run;
-    request_.arg = this;
-    if (request_.max_cpus > count + 1) request_.max_cpus = count + 1;
-    return smp::start_helpers(request_, &report_);
+    return smp::start_helpers(&ApplicationProcessors::run, this, count, memory, memory_);
   }
 
-  void finish() override { returned_ = smp::park_helpers(&report_); }
+  // Also after a boot that gave them nothing to do (or failed): every woken AP is parked.
+  void finish() override { returned_ += smp::park_helpers(&report_); }
 
   void before_decoding(uint32_t index, uint8_t* ram, uint64_t size, uint64_t working_set) override {
     uint64_t start = rdtsc();
@@ -102,7 +106,7 @@ class ApplicationProcessors final : public FrameWorkers {
 
   HelperCounts counts() const {
     return {report_.found,  report_.started,   __atomic_load_n(&ran_, __ATOMIC_RELAXED),
-            returned_,      report_.abandoned, report_.start_cycles,
+            returned_,      report_.abandoned, report_.join_cycles,
             report_.problem};
   }
 
@@ -120,11 +124,12 @@ class ApplicationProcessors final : public FrameWorkers {
     aps->work_(aps->arg_, index);
   }
 
-  const boot::BootParams& params_;
+  PhysicalMemory& memory_;
   bool debug_;
   bool stop_first_helper_;
-  smp::HelperRequest request_;
+  smp::WakeRequest request_;
   smp::HelperReport report_;
+  uint32_t woken_ = 0;
   void (*work_)(void*, uint32_t) = nullptr;
   void* arg_ = nullptr;
   uint32_t ran_ = 0;
@@ -133,11 +138,12 @@ class ApplicationProcessors final : public FrameWorkers {
   uint64_t tlb_cycles_ = 0;
 };
 
-// On a UEFI machine entered through the boot protocol (GRUB's EFI `linux`): the ACPI root pointer
-// the firmware's configuration table names, ahead of unpack_for_boot's BIOS scan, in the stock
-// decompressor's order.
-void store_efi_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
+// The ACPI root pointer, as the stock decompressor hands it over behind a boot-protocol loader: on
+// a UEFI machine (GRUB's EFI `linux`) the one the firmware's configuration table names, else the
+// BIOS's in low memory. (Stock's EFI stub leaves it at 0: the kernel reads the configuration table.)
+void store_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
   if (!params->acpi_rsdp_addr) params->acpi_rsdp_addr = find_efi_rsdp(params->efi_info, memory);
+  if (!params->acpi_rsdp_addr) params->acpi_rsdp_addr = find_bios_rsdp(memory);
 }
 
 // kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
@@ -207,13 +213,14 @@ uint64_t stub_main(const Handover& handover) {
   StubOptions options = read_stub_options(env);
   if (options.debug) serial::print("kpack: entered by %s\n", run_entry_name(handover.entry));
   if (options.debug) print_ram_source(env);
-  // Stock's EFI stub leaves acpi_rsdp_addr at 0 (the kernel reads the configuration table); the
-  // stock decompressor behind a boot-protocol loader fills it.
-  if (!handover.efi_application) store_efi_rsdp(params, memory);
+  if (!handover.efi_application) store_rsdp(params, memory);
   ApplicationProcessors helpers(handover, options, env, memory);
-  BootResources resources{&memory, &env, &helpers, helpers.max_helpers(), &run};
+  // Only frames have work for them: a raw kernel is never woken for.
+  if (static_cast<Codec>(uint32_t{record.codec}) != Codec::kRaw) helpers.wake();
+  BootResources resources{&memory, &env, &helpers, helpers.woken(), &run};
   UnpackResult result;
   status = unpack_for_boot(handover, options, resources, &result);
+  helpers.finish();
   if (!status.ok()) stop_boot(status, options);
   helpers.print(result, record);
   if (options.debug) print_stack_use(handover.entry);

@@ -100,6 +100,8 @@ int main() {
   define("AP_EFER", offsetof(ApBootData, efer));
   define("AP_TICKET", offsetof(ApBootData, ticket));
   define("AP_STACKS", offsetof(ApBootData, stacks));
+  define("AP_STACKS_PENDING", kpack::smp::kApStacksPending);
+  define("AP_WAIT_SPINS", kpack::smp::kApWaitSpins);
   define("AP_STACK_BASE", offsetof(ApBootData, stack_base));
   define("AP_STACK_SIZE", offsetof(ApBootData, stack_size));
   define("AP_ENTRY", offsetof(ApBootData, entry));

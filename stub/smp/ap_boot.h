@@ -34,6 +34,11 @@ inline constexpr uint32_t kApCr0Protected = kCr0Pe | kCr0Et;
 inline constexpr uint32_t kApCr0Long = kCr0Pg | kCr0Ne | kCr0Et | kCr0Mp | kCr0Pe;
 inline constexpr uint32_t kApCr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
 
+// `stacks` until the boot CPU has stacks to hand out: the APs wait in 64-bit mode, on no stack.
+inline constexpr uint32_t kApStacksPending = ~0u;
+// Iterations of an empty loop between two reads of `stacks` (about a microsecond).
+inline constexpr uint32_t kApWaitSpins = 1000;
+
 struct [[gnu::packed]] FarPointer32 {
   uint32_t offset;
   uint16_t selector;
@@ -53,7 +58,7 @@ struct alignas(16) ApBootData {
   uint32_t cr4;
   uint32_t efer;        // bits ORed into EFER before paging is turned on
   uint32_t ticket;      // the next AP's stack number, taken with lock xadd
-  uint32_t stacks;      // how many stacks there are: an AP with a later ticket parks
+  uint32_t stacks;      // how many stacks there are (kApStacksPending: wait); a later ticket parks
   uint64_t stack_base;  // stack n's top is stack_base + (n + 1) * stack_size
   uint64_t stack_size;
   uint64_t entry;  // void ap_entry(uint32_t ticket), never returns

@@ -1,5 +1,5 @@
 // The application processors' way from a START IPI to C++: real mode, protected mode, long mode on
-// the boot CPU's page tables, a stack of its own, then ap_entry (smp.cc). smp.cc copies these bytes
+// the boot CPU's page tables, a wait for the stacks, a stack of its own, then ap_entry (smp.cc). smp.cc copies these bytes
 // to a free page below 1 MiB and fills the data block at AP_DATA in that page; the code is position
 // independent, every address it needs comes from that block. Interrupts stay off throughout.
 #include "stub/runtime/asm_offsets.h"
@@ -56,6 +56,17 @@ ap_trampoline_code32:
 ap_trampoline_code64:
 	// The upper halves of registers are undefined after the switch.
 	movl	%ebx, %ebx
+	// The APs are woken before the boot CPU knows where the stacks go (it is still reading the
+	// kernel's headers): wait, touching nothing but this page, until it says how many there are.
+2:	cmpl	$AP_STACKS_PENDING, AP_DATA + AP_STACKS(%rbx)
+	jne	3f
+	// A countdown between the reads, not PAUSE: under QEMU's TCG every PAUSE leaves the translated
+	// code and takes QEMU's global lock, which the boot CPU needs for each port access meanwhile.
+	movl	$AP_WAIT_SPINS, %ecx
+4:	decl	%ecx
+	jnz	4b
+	jmp	2b
+3:
 	// A stack of its own: tickets number the APs in arrival order; one without a stack parks.
 	movl	$1, %eax
 	lock xaddl	%eax, AP_DATA + AP_TICKET(%rbx)

@@ -19,13 +19,13 @@ namespace {
 constexpr uint64_t kTscCyclesPerMicrosecond = 5000;
 // MP specification 1.4, B.4: 10 ms between asserting and deasserting INIT, 200 us between the
 // START IPIs. On CPUs that need no INIT delay (smp_quirk_init_udelay) Linux drops the first and
-// waits 2 x 10 us between the START IPIs (wakeup_secondary_cpu_via_init); so do we. The boot CPU
-// decodes only after the second: at 200 us it lost 1 M cycles of a 100 M decode on two CPUs.
+// waits 2 x 10 us between the START IPIs (wakeup_secondary_cpu_via_init); so do we: the boot CPU
+// waits out both (200 us was 1 M cycles, a percent of a 2-CPU decode).
 constexpr uint64_t kInitDelayMicroseconds = 10000, kStartupDelayMicroseconds = 200;
 constexpr uint64_t kModernStartupDelayMicroseconds = 20;
 // How long the APs have, from the first INIT, to reach ap_entry; QEMU's TCG needs a few ms per AP
-// for the trampoline, and 5-25 ms under host load. The boot CPU decodes meanwhile: it waits for a
-// check-in only once it has run out of frames, and so only for an AP slower than the whole decode.
+// for the trampoline, and 5-25 ms under host load. The boot CPU works meanwhile: it waits for a
+// check-in only once it has run out of frames, and so only for an AP slower than all of that.
 constexpr uint64_t kCheckInMicroseconds = 200000;
 // How long the APs have to finish their work: an AP decoding a large frame under emulation (xz
 // keeps whole regions: the generic kernel's 15 MB of code takes seconds under TCG) must not be
@@ -34,10 +34,9 @@ constexpr uint64_t kParkMicroseconds = 10000000;
 
 enum SlotState : uint32_t { kWaiting, kRunning, kDone, kAbandoned };
 
-// One per AP sent a START IPI, in the caller's helper memory.
+// One per stack start_helpers hands out, in the helper memory: the AP that takes stack n (its
+// ticket, in arrival order) checks in at slot n.
 struct ApSlot {
-  uint32_t apic_id;
-  uint32_t cpu_index;
   uint32_t state;  // kWaiting -> kRunning (the AP) or kAbandoned (the boot CPU), exactly once
   uint32_t reserved;
   uint64_t checked_in_at;  // the AP's TSC as it claims kRunning (published by that exchange)
@@ -45,12 +44,16 @@ struct ApSlot {
 
 struct Helpers {
   LocalApic apic;
+  uint32_t woken_ids[kMaxCpus] = {};  // the APs sent START, by APIC ID
+  uint32_t woken = 0;
+  ApBootData* boot_data = nullptr;  // in the trampoline's page
+  bool break_trampoline = false;
   ApSlot* slots = nullptr;
-  uint32_t count = 0;
+  uint32_t count = 0;  // stacks handed out
   HelperWork work = nullptr;
   void* arg = nullptr;
-  uint64_t started_at = 0;         // TSC at the first INIT
   uint64_t check_in_deadline = 0;  // TSC after which an AP that has not checked in is abandoned
+  uint64_t started_at = 0;         // TSC as the stacks were handed out
 };
 Helpers helpers;
 
@@ -68,25 +71,20 @@ bool claim(ApSlot& slot, uint32_t to) {
   return __atomic_compare_exchange_n(&slot.state, &expected, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-// Where every AP arrives from the trampoline, on its own stack.
-[[noreturn]] void ap_entry(uint32_t /*ticket*/) {
+// Where every AP arrives from the trampoline, on stack `ticket` (below the number handed out).
+[[noreturn]] void ap_entry(uint32_t ticket) {
   // Before any library code: Debian's codec libraries read their canary at %fs:0x28.
   set_fs_base(stub_tls);
   // A fault on an AP is reported like one on the boot CPU.
   load_exception_handlers();
   // XCR0 is per CPU; xxh3_64 checks it on the CPU it runs on.
   enable_avx_registers();
-  uint32_t id = current_apic_id();
-  for (uint32_t i = 0; i < helpers.count; ++i) {
-    ApSlot& slot = helpers.slots[i];
-    if (slot.apic_id != id) continue;
-    // Checking in; one the boot CPU has given up on must not run anything.
-    slot.checked_in_at = rdtsc();
-    if (claim(slot, kRunning)) {
-      helpers.work(helpers.arg, slot.cpu_index);
-      __atomic_store_n(&slot.state, kDone, __ATOMIC_RELEASE);
-    }
-    break;
+  ApSlot& slot = helpers.slots[ticket];
+  // Checking in; one the boot CPU has given up on must not run anything.
+  slot.checked_in_at = rdtsc();
+  if (claim(slot, kRunning)) {
+    helpers.work(helpers.arg, ticket + 1);
+    __atomic_store_n(&slot.state, kDone, __ATOMIC_RELEASE);
   }
   halt();  // until the boot CPU's INIT
 }
@@ -115,12 +113,12 @@ void init(uint32_t apic_id) {
   helpers.apic.send_init_deassert(apic_id);
 }
 
-// Copies the trampoline to `page` and fills its data block.
-bool prepare_trampoline(PhysicalMemory& memory, uint64_t page, Range stacks, uint32_t count, bool broken) {
+// Copies the trampoline to `page` and fills its data block; the APs wait there for their stacks.
+ApBootData* prepare_trampoline(PhysicalMemory& memory, uint64_t page) {
   uint64_t code_size = ap_trampoline_end - ap_trampoline_start;
-  if (code_size > kApBootDataOffset) return false;
+  if (code_size > kApBootDataOffset) return nullptr;
   uint8_t* bytes = memory.writable(page, 4096);
-  if (!bytes) return false;
+  if (!bytes) return nullptr;
   __builtin_memcpy(bytes, ap_trampoline_start, code_size);
   ApBootData data{};
   for (int i = 0; i < 4; ++i) data.gdt[i] = kApGdt[i];
@@ -135,12 +133,10 @@ bool prepare_trampoline(PhysicalMemory& memory, uint64_t page, Range stacks, uin
   data.cr3 = static_cast<uint32_t>(cr3);
   data.cr4 = kApCr4;
   data.efer = kEferLme | (static_cast<uint32_t>(read_msr(kMsrEfer)) & kEferNxe);
-  data.stacks = broken ? 0 : count;
-  data.stack_base = stacks.begin;
-  data.stack_size = kHelperStackSize;
+  data.stacks = kApStacksPending;
   data.entry = reinterpret_cast<uint64_t>(&ap_entry);
   __builtin_memcpy(bytes + kApBootDataOffset, &data, sizeof(data));
-  return true;
+  return reinterpret_cast<ApBootData*>(bytes + kApBootDataOffset);
 }
 
 // Spins until no started AP's slot is in `state` any more, or the TSC has passed `deadline`.
@@ -155,7 +151,7 @@ void wait_while_any_in(uint32_t state, uint64_t deadline) {
 
 // Whether this CPU can start the others, and the page below 1 MiB where they come up in real mode
 // and reach long mode through a 32-bit CR3.
-StubStatus find_startup_page(const HelperRequest& request, const CpuList& cpus, uint64_t* page) {
+StubStatus find_startup_page(const WakeRequest& request, const CpuList& cpus, uint64_t* page) {
   uint32_t self = current_apic_id();
   uint64_t cr3;
   asm volatile("mov %%cr3, %0" : "=r"(cr3));
@@ -167,66 +163,32 @@ StubStatus find_startup_page(const HelperRequest& request, const CpuList& cpus, 
   return StubStatus::success();
 }
 
-// The APs the firmware lists besides this CPU, as many as kpack.cpus allows and the helper memory holds.
-uint32_t helpers_wanted(const HelperRequest& request, const CpuList& cpus) {
-  uint32_t count = cpus.count - 1;
-  if (count > request.max_cpus - 1) count = request.max_cpus - 1;
-  uint32_t fit = helpers_that_fit(request.helper_memory.size());
-  return count < fit ? count : fit;
-}
-
-// A slot for each of those APs, in the firmware's order, at the start of the helper memory.
-ApSlot* write_slots(const HelperRequest& request, const CpuList& cpus, uint32_t count) {
-  auto* slots =
-      reinterpret_cast<ApSlot*>(request.memory->writable(request.helper_memory.begin, helper_memory_size(count)));
-  if (!slots) return nullptr;
+// The APs the firmware lists besides this CPU, in its order, as many as kpack.cpus allows.
+void list_woken(const WakeRequest& request, const CpuList& cpus) {
   uint32_t self = current_apic_id();
-  for (uint32_t i = 0, n = 0; i < cpus.count && n < count; ++i)
-    if (cpus.apic_id[i] != self) slots[n] = ApSlot{cpus.apic_id[i], n + 1, kWaiting, 0, 0}, ++n;
-  return slots;
+  helpers.woken = 0;
+  for (uint32_t i = 0; i < cpus.count && helpers.woken + 1 < request.max_cpus; ++i)
+    if (cpus.apic_id[i] != self) helpers.woken_ids[helpers.woken++] = cpus.apic_id[i];
 }
 
-// The slots, then the stacks and the trampoline, all written before any AP can look at them.
-StubStatus prepare_helpers(const HelperRequest& request, const CpuList& cpus, uint64_t page) {
-  uint32_t count = helpers_wanted(request, cpus);
-  if (count == 0) return fail("SMP: no stack memory", request.helper_memory.size());
-  ApSlot* slots = write_slots(request, cpus, count);
-  if (!slots) return fail("SMP: no stack memory", request.helper_memory.begin);
-  Range stacks{request.helper_memory.begin + slot_table_size(count),
-               request.helper_memory.begin + helper_memory_size(count)};
-  if (!prepare_trampoline(*request.memory, page, stacks, count, request.break_trampoline))
-    return fail("SMP: no page below 1 MiB", page);
-  helpers.slots = slots;
-  helpers.count = count;
-  helpers.work = request.work;
-  helpers.arg = request.arg;
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  return StubStatus::success();
-}
-
-// INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel.
+// INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel. An AP
+// already running ignores the second START IPI, which is for one that missed the first.
 void send_init_and_startup(uint64_t page) {
   auto vector = static_cast<uint8_t>(page >> 12);
   bool old_cpu = needs_init_delay();
-  for (uint32_t i = 0; i < helpers.count; ++i) helpers.apic.send_init_assert(helpers.slots[i].apic_id);
+  for (uint32_t i = 0; i < helpers.woken; ++i) helpers.apic.send_init_assert(helpers.woken_ids[i]);
   if (old_cpu) delay(kInitDelayMicroseconds);
-  for (uint32_t i = 0; i < helpers.count; ++i) helpers.apic.send_init_deassert(helpers.slots[i].apic_id);
-  for (uint32_t i = 0; i < helpers.count; ++i) helpers.apic.send_startup(helpers.slots[i].apic_id, vector);
+  for (uint32_t i = 0; i < helpers.woken; ++i) helpers.apic.send_init_deassert(helpers.woken_ids[i]);
+  for (uint32_t i = 0; i < helpers.woken; ++i) helpers.apic.send_startup(helpers.woken_ids[i], vector);
   delay(old_cpu ? kStartupDelayMicroseconds : kModernStartupDelayMicroseconds);
-  // The second START IPI, for an AP that missed the first (one already running ignores it).
-  for (uint32_t i = 0; i < helpers.count; ++i)
-    if (state_of(helpers.slots[i]) == kWaiting) helpers.apic.send_startup(helpers.slots[i].apic_id, vector);
+  for (uint32_t i = 0; i < helpers.woken; ++i) helpers.apic.send_startup(helpers.woken_ids[i], vector);
 }
 
-// Too late: such an AP must never run `work`, and INIT stops it wherever it is. Returns how many.
+// Too late: such a stack's AP must never run `work` (park_helpers' INIT stops it wherever it is).
+// Returns how many.
 uint32_t abandon_late_helpers() {
   uint32_t abandoned = 0;
-  for (uint32_t i = 0; i < helpers.count; ++i) {
-    if (claim(helpers.slots[i], kAbandoned)) {
-      ++abandoned;
-      init(helpers.slots[i].apic_id);
-    }
-  }
+  for (uint32_t i = 0; i < helpers.count; ++i) abandoned += claim(helpers.slots[i], kAbandoned);
   return abandoned;
 }
 
@@ -234,9 +196,9 @@ uint32_t abandon_late_helpers() {
 
 uint64_t helper_memory_size(uint32_t count) { return slot_table_size(count) + count * kHelperStackSize; }
 
-uint32_t start_helpers(const HelperRequest& request, HelperReport* report) {
+uint32_t wake_helpers(const WakeRequest& request, HelperReport* report) {
   *report = HelperReport{};
-  helpers.count = 0;
+  helpers.woken = helpers.count = 0;
   if (request.max_cpus <= 1) return 0;
   // A machine with one CPU has nobody to start, which is no problem.
   CpuList cpus;
@@ -244,40 +206,66 @@ uint32_t start_helpers(const HelperRequest& request, HelperReport* report) {
   if (!report->problem.ok()) return 0;
   report->found = cpus.count;
   if (cpus.count < 2) return 0;
-  // Everything an AP reads is in place before the first INIT.
+  // Everything an AP reads before its stack is in place before the first INIT.
   uint64_t page = 0;
   report->problem = find_startup_page(request, cpus, &page);
-  if (report->problem.ok()) report->problem = prepare_helpers(request, cpus, page);
   if (!report->problem.ok()) return 0;
+  helpers.boot_data = prepare_trampoline(*request.memory, page);
+  if (!helpers.boot_data) {
+    report->problem = fail("SMP: no page below 1 MiB", page);
+    return 0;
+  }
+  helpers.break_trampoline = request.break_trampoline;
+  list_woken(request, cpus);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
   helpers.apic.enable();
-  helpers.started_at = rdtsc();
   helpers.check_in_deadline = deadline_after(kCheckInMicroseconds);
   send_init_and_startup(page);
-  // No wait for the check-ins: the caller decodes at once, and each AP joins when it arrives.
-  return helpers.count;
+  return helpers.woken;
+}
+
+uint32_t start_helpers(HelperWork work, void* arg, uint32_t count, Range memory, PhysicalMemory& physical) {
+  uint32_t fit = helpers_that_fit(memory.size());
+  if (count > helpers.woken) count = helpers.woken;
+  if (count > fit) count = fit;
+  if (!count) return 0;
+  auto* slots = reinterpret_cast<ApSlot*>(physical.writable(memory.begin, helper_memory_size(count)));
+  if (!slots) return 0;
+  for (uint32_t i = 0; i < count; ++i) slots[i] = ApSlot{kWaiting, 0, 0};
+  helpers.slots = slots;
+  helpers.count = count;
+  helpers.work = work;
+  helpers.arg = arg;
+  ApBootData& data = *helpers.boot_data;
+  data.stack_base = memory.begin + slot_table_size(count);
+  data.stack_size = kHelperStackSize;
+  helpers.started_at = rdtsc();
+  // The release: an AP that reads the number of stacks sees the stacks, the slots and the work.
+  __atomic_store_n(&data.stacks, helpers.break_trampoline ? 0 : count, __ATOMIC_RELEASE);
+  return count;
 }
 
 uint32_t park_helpers(HelperReport* report) {
-  if (!helpers.count) return 0;
-  // An AP that never checks in must not hold up the boot: the wait is bounded, from the first INIT.
-  wait_while_any_in(kWaiting, helpers.check_in_deadline);
-  report->abandoned = abandon_late_helpers();
-  report->started = helpers.count - report->abandoned;
-  uint64_t last_check_in = helpers.started_at;
-  for (uint32_t i = 0; i < helpers.count; ++i)
-    if (state_of(helpers.slots[i]) != kAbandoned && helpers.slots[i].checked_in_at > last_check_in)
-      last_check_in = helpers.slots[i].checked_in_at;
-  report->start_cycles = last_check_in - helpers.started_at;
-  wait_while_any_in(kRunning, deadline_after(kParkMicroseconds));
+  if (!helpers.woken) return 0;
   uint32_t ran = 0;
+  if (helpers.count) {
+    // An AP that never checks in must not hold up the boot: the wait is bounded, from the first INIT.
+    wait_while_any_in(kWaiting, helpers.check_in_deadline);
+    report->abandoned = abandon_late_helpers();
+    report->started = helpers.count - report->abandoned;
+    uint64_t last_check_in = helpers.started_at;
+    for (uint32_t i = 0; i < helpers.count; ++i)
+      if (state_of(helpers.slots[i]) != kAbandoned && helpers.slots[i].checked_in_at > last_check_in)
+        last_check_in = helpers.slots[i].checked_in_at;
+    report->join_cycles = last_check_in - helpers.started_at;
+    wait_while_any_in(kRunning, deadline_after(kParkMicroseconds));
+    for (uint32_t i = 0; i < helpers.count; ++i) ran += state_of(helpers.slots[i]) == kDone;
+  }
   // Wait-for-SIPI, as after firmware: the kernel starts the APs with its own INIT-SIPI-SIPI, and
   // an AP halted in our trampoline could wake (NMI, SMI) into a page the kernel has reused.
-  for (uint32_t i = 0; i < helpers.count; ++i) {
-    ran += state_of(helpers.slots[i]) == kDone;
-    init(helpers.slots[i].apic_id);
-  }
+  for (uint32_t i = 0; i < helpers.woken; ++i) init(helpers.woken_ids[i]);
   helpers.apic.close();
-  helpers.count = 0;
+  helpers.woken = helpers.count = 0;
   return ran;
 }
 

@@ -49,7 +49,7 @@ void report_result(RunReport& run, const UnpackResult& result, const HelperCount
   run.cpus_ran = static_cast<uint32_t>(helpers.ran);
   run.cpus_returned = static_cast<uint32_t>(helpers.returned);
   run.cpus_late = static_cast<uint32_t>(helpers.late);
-  run.helper_start_cycles = helpers.start_cycles;
+  run.helper_join_cycles = helpers.join_cycles;
   run.frames = result.frames;
   run.frames_by_helpers = result.frames - result.frames_by_caller;
   run.frames_redone = result.redone;

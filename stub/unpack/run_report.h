@@ -17,7 +17,7 @@ namespace kpack {
 
 // What the helpers of either kind did (kpack.debug's cpus line).
 struct HelperCounts {
-  uint64_t found, started, ran, returned, late, start_cycles;
+  uint64_t found, started, ran, returned, late, join_cycles;
   StubStatus problem;  // why only one CPU decoded, if one did
 };
 

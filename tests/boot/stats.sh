@@ -48,7 +48,7 @@ debug_cpus=$(sed -E 's/^kpack: cpus: ([^;]*);.*/\1/' <<< "$cpus_line")
 debug_frames=$(sed -E 's/.*; (frames: [0-9]+, [0-9]+ by helpers, [0-9]+ redone).*/\1/' <<< "$cpus_line")
 debug_start=$(sed -E 's/.*; cycles=([0-9]+);.*/\1/' <<< "$cpus_line")
 grep -qxF "$debug_frames" <<< "$stats" || fail "stats has no line '$debug_frames'"
-grep -qE "^cpus: $debug_cpus; (.*\()?$debug_start cycles\)? to start them$" <<< "$stats" ||
+grep -qE "^cpus: $debug_cpus; the last joined the decode (.*\()?$debug_start cycles\)? after it began$" <<< "$stats" ||
     fail "stats has no cpus line for '$debug_cpus' and $debug_start cycles"
 grep -qx "entry: boot protocol 16/32-bit; codec: $codec" <<< "$stats" || fail "wrong entry or codec"
 echo "stats: PASS: kpack stats matches kpack.debug ($(wc -l <<< "$debug_phases") phases, $debug_cpus)"

@@ -60,12 +60,14 @@ for image in efi:
 
 
 def smp_rows(fast_one, slow_one=None):
-    """10 interleaved rounds; kpack.cpus=1 bimodal when SLOW_ONE is given (6 fast, 4 slow boots)."""
+    """10 interleaved rounds; kpack.cpus=1 bimodal when SLOW_ONE is given (6 fast, 4 slow boots). The
+    whole stub takes 30 M cycles more with every CPU (waking them included), 22 M more with one."""
     for image, every, one in (("lz4", 109_500_000, 197_800_000), ("zstd", 537_300_000, fast_one)):
         for run in range(10):
             slow = slow_one and image == "zstd" and run % 5 in (1, 3)
-            yield ["6.1", image, "all", run, every + 1_000_000 * run, 19]
-            yield ["6.1", image, "one", run, (slow_one if slow else one) + 1_500_000 * run, 0]
+            one_run = (slow_one if slow else one) + 1_500_000 * run
+            yield ["6.1", image, "all", run, every + 1_000_000 * run, 19, every + 1_000_000 * run + 30_000_000]
+            yield ["6.1", image, "one", run, one_run, 0, one_run + 22_000_000]
 
 
 tsv("smp.tsv", smp_rows(724_400_000, 1_079_300_000))
@@ -100,6 +102,12 @@ for setting, column in (("off", 0), ("on", 1)):
     tsv(f"kaslr-{setting}.tsv", [["6.1", i, 0, init[i] - 3_000_000 * (1 - column)] for i in stub])
     for image, totals in stub.items():
         write(f"6.1/{image}.kaslr-{setting}0.log", stub_log(totals[column], totals[column] - 3_200_000))
+
+# The raw image against PVH at 7 timer phases (bench/kaslr.sh): differences 0.5 to 2.6 M, median 1.6 M.
+phase_over = (1_652_000, 594_000, 1_697_000, 1_632_000, 2_640_000, 521_000, 1_597_000)
+tsv("kaslr-phase.tsv", [row for run, over in enumerate(phase_over)
+                        for row in (["6.1", "pvh", run, 1461_000_000 + 1000 * run],
+                                    ["6.1", "raw", run, 1461_000_000 + 1000 * run + over])])
 
 tsv("xz-sizes.tsv", [["generic", "stock", 8247232], ["generic", "xz", 8245248], ["generic", "zstd", 10582528]])
 tsv("xz.tsv", [["generic", "pvh", 0, 1600_600_000], ["generic", "stock", 0, 6093_400_000],

@@ -58,7 +58,7 @@ TEST_CASE("the run report says where the kernel went and who decoded its frames"
   CHECK(run.cpus_ran == 3);
   CHECK(run.cpus_returned == 2);
   CHECK(run.cpus_late == 1);
-  CHECK(run.helper_start_cycles == 98765);
+  CHECK(run.helper_join_cycles == 98765);
   CHECK(run.frames == 57);
   CHECK(run.frames_by_helpers == 37);
   CHECK(run.frames_redone == 2);
