@@ -43,10 +43,10 @@ struct WakeRequest {
 struct HelperReport {
   uint32_t found = 0;  // processors the firmware lists, the boot CPU included
   // Set by park_helpers:
-  uint32_t started = 0;       // APs that checked in in time and so ran `work`
-  uint32_t abandoned = 0;     // APs given a stack that did not check in in time (INITed again)
-  uint64_t join_cycles = 0;   // TSC cycles from start_helpers to the last check-in
-  StubStatus problem;         // why nothing was woken, when that is not kpack.cpus=1
+  uint32_t started = 0;      // APs that checked in in time and so ran `work`
+  uint32_t abandoned = 0;    // APs given a stack that did not check in in time (INITed again)
+  uint64_t join_cycles = 0;  // TSC cycles from start_helpers to the last check-in
+  StubStatus problem;        // why nothing was woken, when that is not kpack.cpus=1
 };
 
 // Sends START to up to max_cpus - 1 APs, which wait in the trampoline, and returns how many.

@@ -75,7 +75,8 @@ TEST_CASE("kpack stats prints a report's exact bytes as these lines") {
                      "phase relocated: 0.500 ms (1500000 cycles), 71234 relocations",
                      "stub: 12.000 ms (36000000 cycles) from entry to the kernel",
                      "stub entered: 500.000 ms (1500000000 cycles) after the TSC started",
-                     "cpus: 4 found, 3 started, 3 ran, 3 returned, 0 late; the last joined the decode 0.300 ms (900000 cycles) after it began",
+                     "cpus: 4 found, 3 started, 3 ran, 3 returned, 0 late; the last joined the decode 0.300 ms (900000 "
+                     "cycles) after it began",
                      "frames: 57, 37 by helpers, 0 redone",
                      "firmware: 1234.567 ms; loader: 89.000 ms (systemd-boot's LoaderTimeInitUSec, LoaderTimeExecUSec)",
                  });
@@ -96,7 +97,8 @@ TEST_CASE("kpack stats without a TSC rate or loader times prints cycles and no l
   CHECK(lines[3] == "tsc: rate unknown (no kernel log, no cpu MHz): cycles only");
   CHECK(lines[4] == "phase environment: 3000000 cycles, 0 bytes");
   CHECK(lines[5] == "stub: 36000000 cycles from entry to the kernel");
-  CHECK(lines[7] == "cpus: 1 found, 3 started, 3 ran, 3 returned, 0 late; the last joined the decode 900000 cycles after it began");
+  CHECK(lines[7] ==
+        "cpus: 1 found, 3 started, 3 ran, 3 returned, 0 late; the last joined the decode 900000 cycles after it began");
   CHECK(lines[8] == "frames: 57, 37 by helpers, 0 redone");
 }
 
