@@ -1,7 +1,8 @@
 // The application processors' way from a START IPI to C++: real mode, protected mode, long mode on
-// the boot CPU's page tables, a wait for the stacks, a stack of its own, then ap_entry (smp.cc). smp.cc copies these bytes
-// to a free page below 1 MiB and fills the data block at AP_DATA in that page; the code is position
-// independent, every address it needs comes from that block. Interrupts stay off throughout.
+// the boot CPU's page tables, a wait for the stacks, a stack of its own, then ap_entry (smp.cc).
+// smp.cc copies these bytes to a free page below 1 MiB and fills the data block at AP_DATA in that
+// page; the code is position independent, every address it needs comes from that block. Interrupts
+// stay off throughout.
 #include "stub/runtime/asm_offsets.h"
 
 	// Only ever copied, never run in place.
