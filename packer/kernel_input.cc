@@ -19,8 +19,12 @@ namespace kpack {
 Result<KernelHeaders> parse_vmlinux(const std::vector<uint8_t>& elf, const std::string& name) {
   KernelHeaders kernel;
   StubStatus status = parse_kernel_headers(elf.data(), elf.size(), elf.size(), &kernel);
-  if (!status.ok()) return error_in(name, status.message);
-  return kernel;
+  if (status.ok()) return kernel;
+  // The kernel's release, when its banner survived: a layout kpack does not know is then one line
+  // that says which kernel brought it.
+  std::optional<std::string> version = version_from_banner(elf);
+  std::string release = version ? "kernel " + version->substr(0, version->find(' ')) + ": " : "";
+  return error_in(name, release + status.message + " (" + hex(status.a) + ", " + hex(status.b) + ")");
 }
 
 bool kernel_accepts_memory(std::span<const uint8_t> elf) {

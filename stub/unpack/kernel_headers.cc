@@ -85,16 +85,19 @@ StubStatus measure_segments(KernelHeaders& kernel) {
   return StubStatus::success();
 }
 
-// The entry lies in an executable segment; the lowest segment's p_align is the kernel's alignment.
+// The entry lies in a segment, whatever its flags: the stock decompressor jumps to
+// e_entry's offset from the load address (arch/x86/boot/compressed/misc.c, parse_elf) and never
+// reads p_flags, and since 6.18 startup_64 sits in .init.text, inside the RW segment. The lowest
+// segment's p_align is the kernel's alignment.
 StubStatus check_entry_and_alignment(KernelHeaders& kernel) {
   uint64_t alignment = 0;
   bool entry_ok = false;
   for (uint32_t i = 0; i < kernel.segment_count; ++i) {
     const LoadSegment& s = kernel.segments[i];
     if (s.paddr == kernel.physical.begin) alignment = s.align;
-    if ((s.flags & elf::kPfX) && kernel.entry >= s.paddr && kernel.entry < s.paddr + s.memsz) entry_ok = true;
+    if (kernel.entry >= s.paddr && kernel.entry - s.paddr < s.memsz) entry_ok = true;
   }
-  if (!entry_ok) return fail("entry point outside every executable segment", kernel.entry);
+  if (!entry_ok) return fail("e_entry must lie in a PT_LOAD segment's memory", kernel.entry);
   if (alignment < kMinKernelAlignment) alignment = kMinKernelAlignment;
   if (!is_power_of_two(alignment) || alignment > (1ull << 30)) return fail("bad segment alignment", alignment);
   if (kernel.physical.begin % alignment)

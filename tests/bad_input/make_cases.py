@@ -79,7 +79,7 @@ def main():
         ("below-1mib.elf", variant(seg1_paddr=0x80000), "segment below 1 MiB"),
         ("above-4gib.elf", variant(seg2_paddr=0x100000000), "segment above 4 GiB"),
         ("paddr-wraps.elf", variant(seg2_paddr=0xFFFFFFFFFFFFF000, seg2_memsz=0x2000), "physical range wraps"),
-        ("entry-outside.elf", variant(entry=0x5000000), "entry point outside every executable segment"),
+        ("entry-outside.elf", variant(entry=0x5000000), "e_entry must lie in a PT_LOAD segment's memory"),
     ]
     # Cut at every header boundary and inside each segment's bytes: the error gives both sizes.
     headers_end = 64 + 56 * 3
