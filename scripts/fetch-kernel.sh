@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fetch-kernel.sh [--suite SUITE [--refresh]] [--generic] [VERSION_GLOB [FLAVOUR]] — download a real
-# Debian kernel (cloud unless FLAVOUR says otherwise) and print its vmlinuz path.
+# fetch-kernel.sh [--suite SUITE [--refresh]] [--generic] [--flavour FLAVOUR] [VERSION_GLOB [FLAVOUR]]
+# — download a real Debian kernel (cloud unless FLAVOUR says otherwise) and print its vmlinuz path.
 #
 #   (no argument)  the kernel linux-image-cloud-amd64 depends on (bookworm: 6.1.0-N-cloud-amd64)
 #   6.12           the kernel linux-image-6.12-cloud-amd64 depends on; when there is no such
@@ -8,7 +8,8 @@
 #   --generic [..]  Debian's generic (-amd64) build of the same kernel: the package named like the
 #                  cloud one above with -cloud-amd64 replaced by -amd64 (same ABI number), which
 #                  has the drivers the cloud flavour leaves out (vesafb, ...); ~70 MB
-#   "" amd64       the generic kernel linux-image-amd64 depends on (Debian's xz-compressed image)
+#   "" amd64       the generic kernel linux-image-amd64 depends on (Debian's xz-compressed image);
+#                  --flavour amd64 says the same without an empty argument
 #   --suite SUITE  the same from another suite of the archive the machine's apt sources name
 #                  (trixie, trixie-backports, sid, experimental), through a private sources list and
 #                  state in the cache: the machine's own apt state is never touched. Its lists are
@@ -27,17 +28,18 @@
 set -euo pipefail
 
 cache=${KPACK_CACHE:-$HOME/.cache/kpack}
-generic= suite= refresh=
+generic= suite= refresh= flavour=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --generic) generic=1; shift ;;
         --suite) [[ $# -ge 2 ]] || { echo "fetch-kernel: --suite needs a suite" >&2; exit 2; }; suite=$2; shift 2 ;;
         --refresh) refresh=1; shift ;;
+        --flavour) [[ $# -ge 2 ]] || { echo "fetch-kernel: --flavour needs a flavour" >&2; exit 2; }; flavour=$2; shift 2 ;;
         *) break ;;
     esac
 done
 glob=${1:-}
-flavour=${2:-cloud-amd64}
+flavour=${2:-${flavour:-cloud-amd64}}
 log() { echo "fetch-kernel: $*" >&2; }
 
 # apt's options for the suite's private state; none for the machine's own.

@@ -10,6 +10,16 @@ boot_fixture() {
     [[ -s $initrd ]] || { echo "$(basename "$0"): $initrd missing; run the boot.fetch test first" >&2; exit 1; }
 }
 
+# The kernel the loader, SMP and EFI scripts boot: the tag in KPACK_KERNEL_TAG (tests/kernels.txt),
+# 6.1 when it is unset; and where they keep that kernel's images and logs: BOOT_DIR/loaders for
+# 6.1, BOOT_DIR/loaders/TAG for the others, so that kernels never share an image.
+kernel_tag() { echo "${KPACK_KERNEL_TAG:-6.1}"; }
+loader_dir() {
+    local tag
+    tag=$(kernel_tag)
+    if [[ $tag == 6.1 ]]; then echo "$1/loaders"; else echo "$1/loaders/$tag"; fi
+}
+
 # packed_image KPACK KIND VMLINUZ OUTDIR — print the path of OUTDIR/kpack-KIND.bzImage (KIND a
 # codec: raw, gzip, lz4, zstd, xz, or raw-compact: --raw --layout compact), `kpack --KIND VMLINUZ`
 # straight from the stock bzImage, or for KIND elf-CODEC of OUTDIR/kpack-elf-CODEC.elf,
@@ -34,11 +44,12 @@ packed_image() {
     echo "$img"
 }
 
-# kpack_args KIND — the packing options for an image kind: --CODEC, and for raw-compact
-# --raw --layout compact (raw alone is the default layout, in-place).
+# kpack_args KIND — the packing options for an image kind: --CODEC, for raw-compact --raw --layout
+# compact (raw alone is the default layout, in-place), for default none at all.
 kpack_args() {
     case $1 in
         raw-compact) echo "--raw --layout compact" ;;
+        default) echo "" ;;
         *) echo "--$1" ;;
     esac
 }

@@ -33,6 +33,7 @@
 #   LOADER-no5lvl    the same with no5lvl on the command line: 4 levels
 # Pass iff the booted kernel's /init prints KPACK_INIT_OK (tests/boot/boot.sh). Files are written to
 # BUILD_DIR/boot/loaders, named after LOADER and IMAGE; exit 77 (skip) when a tool is missing.
+# KPACK_KERNEL_TAG picks another kernel than 6.1 (tests/kernels.txt; its files under loaders/TAG).
 #
 # For other suites (tests/setup16): QEMU ARGS are added to the machine; KPACK_APPEND is added to
 # the kernel command line of every loader; KPACK_LOADER_TAG is appended to the names of the files
@@ -46,7 +47,8 @@ shift 4
 extra=("$@")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 boot_sh=$here/../boot/boot.sh
-out=$boot_dir/loaders
+source "$here/../boot/fixture.sh"
+out=$(loader_dir "$boot_dir")
 mkdir -p "$out"
 name=$loader-$kind${KPACK_LOADER_TAG:-}
 
@@ -72,8 +74,7 @@ if [[ -n $levels ]]; then
     exit 0
 fi
 
-source "$here/../boot/fixture.sh"
-boot_fixture "$boot_dir"
+boot_fixture "$boot_dir" "$(kernel_tag)"
 # Tight per-boot leash: a good boot takes 3-30 s under TCG (OVMF and GRUB EFI are the slow ones).
 timeout_s=${KPACK_LOADER_TIMEOUT:-90}
 append="kpack.debug ${KPACK_APPEND:-}"

@@ -32,7 +32,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 qemu_args=(-smp "$smp" ${KPACK_SMP_QEMU_ARGS:-})
 case_words="$words ${smp#$cpus} ${KPACK_SMP_QEMU_ARGS:-}"
 tag=-smp$cpus$(echo "$case_words" | tr -c 'a-z0-9\n' '_' | tr -s '_' | sed 's/_$//; s/^_*\(.\)/_\1/')
-log=$build/boot/loaders/$loader-$image$tag.serial.log
+source "$here/../boot/fixture.sh"
+log=$(loader_dir "$build/boot")/$loader-$image$tag.serial.log
 
 status=0
 KPACK_LOADER_TAG=$tag KPACK_APPEND="kpack.cpuonline $words" \

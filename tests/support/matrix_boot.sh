@@ -9,12 +9,12 @@ need() { for t in "$@"; do command -v "$t" >/dev/null || skip "$t not installed"
 need_file() { for f in "$@"; do [[ -r $f ]] || skip "$f not installed"; done; }
 
 # matrix_image KPACK KIND DIR: the stock bzImage (the control) or its kpack image for codec KIND
-# (elf-CODEC: kpack --elf), packed once into DIR and shared by every test of that image
+# (elf-CODEC: kpack --elf; default: no option), packed once into DIR and shared by every test of that image
 # (fixture.sh's packed_image).
 matrix_image() {
     case $2 in
         stock) echo "$vmlinuz" ;;
-        raw|raw-compact|gzip|lz4|zstd|xz|elf-raw|elf-gzip|elf-lz4|elf-zstd|elf-xz) packed_image "$1" "$2" "$vmlinuz" "$3" ;;
+        raw|raw-compact|gzip|lz4|zstd|xz|default|elf-raw|elf-gzip|elf-lz4|elf-zstd|elf-xz) packed_image "$1" "$2" "$vmlinuz" "$3" ;;
         *) echo "$script_name: unknown image '$2'" >&2; exit 2 ;;
     esac
 }

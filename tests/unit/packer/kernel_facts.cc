@@ -14,6 +14,7 @@
 #include "packer/pack_report.h"
 #include "packer/relocs_from_elf.h"
 #include "tests/support/bytes.h"
+#include "tests/support/kernel_header_fixture.h"
 #include "tests/support/packed_image.h"
 #include "tests/support/real_kernel.h"
 #include "tests/support/synthetic_kernel.h"
@@ -289,4 +290,22 @@ TEST_CASE("[real kernel] Debian's 6.1 vmlinux from kpack extract: without, then 
 
 TEST_CASE("[real kernel] Debian's 6.12 vmlinux from kpack extract: without, then with, its configuration") {
   check_debian("6.12");
+}
+
+// A kernel whose layout kpack refuses says which kernel it is: Debian's 7.3 headers with its banner
+// behind them, cut short of the segments, as a truncated vmlinux is.
+TEST_CASE("a refused vmlinux's error names the file, the kernel's release, the rule and its values") {
+  std::vector<uint8_t> elf = test::real_kernel_headers("7.3.4+deb13-cloud-amd64");
+  const std::string banner =
+      "Linux version 7.3.4+deb13-cloud-amd64 (debian-kernel@lists.debian.org) (x86_64-linux-gnu-gcc-14 (Debian "
+      "14.2.0-19) 14.2.0, GNU ld (GNU Binutils for Debian) 2.44) #1 SMP PREEMPT_DYNAMIC Debian 7.3.4-1~bpo13+1 "
+      "(2026-11-15)\n";
+  elf.insert(elf.end(), banner.begin(), banner.end());
+  Result<KernelHeaders> kernel = parse_vmlinux(elf, "vmlinux-7.3");
+  REQUIRE_FALSE(kernel.ok());
+  CHECK(kernel.error().message ==
+        "vmlinux-7.3: kernel 7.3.4+deb13-cloud-amd64: segment extends past the end of the file (0x200000, 0x1f67b44)");
+  elf.resize(elf.size() - banner.size());  // no banner: the same line without the release
+  CHECK(parse_vmlinux(elf, "vmlinux-7.3").error().message ==
+        "vmlinux-7.3: segment extends past the end of the file (0x200000, 0x1f67b44)");
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "stub/unpack/kernel_headers.h"
+#include "tests/support/kernel_header_fixture.h"
 #include "tests/support/synthetic_kernel.h"
 
 using namespace kpack;
@@ -186,4 +187,40 @@ TEST_CASE("parse_kernel_headers bounds segments by the stream size it is given")
   CHECK(parse_kernel_headers(elf.data(), 0x1000, ~0ull, &k).ok());
   // ...but not when the stream is known to end before the segments.
   CHECK_FALSE(parse_kernel_headers(elf.data(), 0x1000, 0x1000, &k).ok());
+}
+
+namespace {
+
+// The segment that holds the entry.
+const LoadSegment& entry_segment(const KernelHeaders& k) {
+  for (uint32_t i = 0; i < k.segment_count; ++i)
+    if (k.entry >= k.segments[i].paddr && k.entry < k.segments[i].paddr + k.segments[i].memsz) return k.segments[i];
+  FAIL("no segment holds the entry");
+  return k.segments[0];
+}
+
+}  // namespace
+
+// The rule 6.18 broke: 6.1's entry starts its R E text segment; 7.3's sits in .init.text, inside
+// the RW data segment, which the stock decompressor enters all the same.
+TEST_CASE("parse_kernel_headers reads Debian's 6.1 and 7.3 program headers, the entry wherever they put it") {
+  std::vector<uint8_t> old_kernel = test::real_kernel_headers("6.1.0-57-cloud-amd64");
+  KernelHeaders k;
+  REQUIRE(parse_kernel_headers(old_kernel.data(), old_kernel.size(), 52431728, &k).ok());
+  CHECK(k.segment_count == 4);
+  CHECK(k.entry == 0x1000000);
+  CHECK(entry_segment(k).flags == (elf::kPfR | elf::kPfX));
+  CHECK(k.segments[2].vaddr == 0);  // the zero-based per-CPU segment, gone since 6.15
+  CHECK(k.physical.begin == 0x1000000);
+  CHECK(k.physical.end == 0x304E000 + 0xDB2000);
+
+  std::vector<uint8_t> new_kernel = test::real_kernel_headers("7.3.4+deb13-cloud-amd64");
+  REQUIRE(parse_kernel_headers(new_kernel.data(), new_kernel.size(), 60821176, &k).ok());
+  CHECK(k.segment_count == 2);
+  CHECK(k.entry == 0x38C0FA0);
+  CHECK(&entry_segment(k) == &k.segments[1]);
+  CHECK(entry_segment(k).flags == (elf::kPfR | elf::kPfW));
+  CHECK(k.alignment == 0x200000);
+  CHECK(k.physical.begin == 0x1000000);
+  CHECK(k.physical.end == 0x3000000 + 0x1800000);
 }
