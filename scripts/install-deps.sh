@@ -16,7 +16,7 @@ pkgs=(
     systemd-boot-efi sbsigntool dosfstools openssl     # EFI paths (tests/efi): systemd-boot, UKI stub, Secure Boot signing, ESPs
     swtpm swtpm-tools                                  # measured boot (tests/efi): a software TPM 2.0 for OVMF
     lz4 zstd xz-utils                                  # reference (de)compressors for tests
-    clang libclang-rt-14-dev                           # libFuzzer targets (the runtime is only a Recommends)
+    clang libclang-rt-dev                              # libFuzzer targets (the runtime is only a Recommends)
     python3                                            # bad-input tests: malformed ELF generator
     debhelper lintian                                  # the Debian package (scripts/build-deb.sh) and its check
     bash-completion man-db systemd                     # install tests: completion loader, man -l, kernel-install

@@ -149,7 +149,7 @@ StubStatus read_lz4_descriptor(const uint8_t* src, uint64_t available, uint64_t 
       return fail("LZ4 frame larger than its region", load_le<uint64_t>(src + at), capacity);
     at += 8;
   }
-  if (((LZ4_XXH32(src + 4, at - 4, 0) >> 8) & 0xFF) != src[at]) return fail("LZ4 frame descriptor checksum mismatch");
+  if (((lz4_xxh32(src + 4, at - 4, 0) >> 8) & 0xFF) != src[at]) return fail("LZ4 frame descriptor checksum mismatch");
   *frame = Lz4Frame{flags, uint64_t{1} << (2 * block_size_id + 8), at + 1};
   return StubStatus::success();
 }
@@ -186,7 +186,7 @@ StubStatus decode_lz4_blocks(const uint8_t* src, uint64_t available, uint8_t* ds
     at += size;
     if (frame.flags & kLz4BlockChecksum) {
       if (available - at < 4) return fail("LZ4 frame truncated");
-      if (LZ4_XXH32(src + at - size, size, 0) != load_le<uint32_t>(src + at))
+      if (lz4_xxh32(src + at - size, size, 0) != load_le<uint32_t>(src + at))
         return fail("LZ4 block checksum mismatch");
       at += 4;
     }
@@ -208,7 +208,7 @@ StubStatus FrameDecoder::decode_lz4(const uint8_t* src, uint64_t available, uint
   // The content checksum and size cover the whole region, whatever the blocks proved on their own.
   if (frame.flags & kLz4ContentChecksum) {
     if (available - at < 4) return fail("LZ4 frame truncated");
-    if (LZ4_XXH32(dst, written, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 content checksum mismatch");
+    if (lz4_xxh32(dst, written, 0) != load_le<uint32_t>(src + at)) return fail("LZ4 content checksum mismatch");
     at += 4;
   }
   if ((frame.flags & kLz4ContentSize) && load_le<uint64_t>(src + 6) != written)

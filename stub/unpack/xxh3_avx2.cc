@@ -5,9 +5,8 @@
 // is hundreds of KB, so the short paths never matter for speed.
 #include "stub/unpack/xxh3.h"
 
-#define XXH_INLINE_ALL
 #define XXH_VECTOR XXH_AVX2
-#include <xxhash.h>
+#include "stub/unpack/xxhash_inline.h"
 
 namespace kpack {
 
