@@ -30,18 +30,21 @@
 #                   same two with the newest as default, and disabling restores both
 #   kernel-install  systemd's kernel-install (layout bls) with 90-loaderentry and 91-kpack: the
 #                   entry's kernel is a kpack image, which boots to /init; disabled, the next
-#                   `kernel-install add` puts the stock kernel back
+#                   `kernel-install add` puts the stock kernel back. With KPACK_KERNEL_TAG naming a
+#                   kernel of 6.19's packaging (bpo), its source is /usr/lib/modules/VERSION/vmlinuz,
+#                   as systemd's tools lay kernels out
 set -euo pipefail
 
 [[ $# -eq 2 ]] || { echo "usage: $0 BUILD_DIR CASE" >&2; exit 2; }
 build=$(realpath "$1") case=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../boot/fixture.sh"
-boot_fixture "$build/boot"
+boot_fixture "$build/boot" "$(kernel_tag)"
 
 fail() { echo "hook.sh ($case): FAIL: $*" >&2; exit 1; }
 
 work=$build/install/hook-$case${KPACK_TEST_DEB:+-deb}
+[[ $(kernel_tag) == 6.1 ]] || work+=-$(kernel_tag)
 rm -rf "$work"
 mkdir -p "$work"
 stage=$work/root
@@ -55,15 +58,31 @@ else
     DESTDIR=$stage cmake --install "$build" --prefix /usr >/dev/null
     DESTDIR=$stage cmake --install "$build" --prefix /usr --component kernel-hooks >/dev/null
 fi
-# The kernel's .deb is the one the boot fixture unpacked: CACHE/NAME/boot/vmlinuz-* -> CACHE/NAME.deb
-kernel_deb=$(dirname "$(dirname "$vmlinuz")").deb
+# The kernel's .deb is the one the boot fixture unpacked: CACHE/NAME/boot/vmlinuz-* -> CACHE/NAME.deb,
+# or since 6.19 linux-binary-VERSION's CACHE/NAME/usr/lib/modules/VERSION/vmlinuz, which has no
+# maintainer scripts of its own (the linux-image meta package's call linux-run-hooks, which only a
+# Debian 13 system runs: tests/debian): only the kernel-install case takes it, as its source.
+if [[ $vmlinuz == */usr/lib/modules/*/vmlinuz ]]; then
+    [[ $case == kernel-install ]] || fail "$vmlinuz: a kernel of 6.19's packaging serves the kernel-install case only"
+    kernel_deb=${vmlinuz%/usr/lib/modules/*}.deb
+    version=$(basename "$(dirname "$vmlinuz")")
+    image=$stage/usr/lib/modules/$version/vmlinuz
+else
+    kernel_deb=$(dirname "$(dirname "$vmlinuz")").deb
+    version=
+    image=
+fi
 [[ -s $kernel_deb ]] || fail "$kernel_deb: the kernel package is missing"
 dpkg-deb -x "$kernel_deb" "$stage"
-dpkg-deb -e "$kernel_deb" "$work/control"
-version=$(sed -n 's/^version=//p' "$work/control/postinst")
-[[ -n $version ]] || fail "$work/control/postinst: no version= line"
-image=$stage/boot/vmlinuz-$version
+if [[ -z $image ]]; then
+    dpkg-deb -e "$kernel_deb" "$work/control"
+    version=$(sed -n 's/^version=//p' "$work/control/postinst")
+    [[ -n $version ]] || fail "$work/control/postinst: no version= line"
+    image=$stage/boot/vmlinuz-$version
+fi
 cp "$image" "$work/stock"
+# The version in a regular expression: Debian's versions since 6.12 hold a + (7.3.4+deb13-...).
+version_re=$(printf '%s' "$version" | sed 's/[.+]/\\&/g')
 
 # What the hooks see: this root, its kpack, and no Secure Boot unless a case fakes one (the host's
 # own firmware must not decide the outcome).
@@ -153,8 +172,8 @@ make_menu() {
 boot_with_grub() {
     local tree=$work/iso-tree iso=$work/grub.iso entry
     make_menu 1
-    grep -Eq "^\s*linux\s+/boot/vmlinuz-$version " <<< "$entry" || fail "the default menu entry does not boot /boot/vmlinuz-$version"
-    grep -Eq "^\s*initrd\s+/boot/initrd.img-$version\$" <<< "$entry" || fail "the default menu entry lacks initrd.img-$version"
+    grep -Eq "^\s*linux\s+/boot/vmlinuz-$version_re " <<< "$entry" || fail "the default menu entry does not boot /boot/vmlinuz-$version"
+    grep -Eq "^\s*initrd\s+/boot/initrd.img-$version_re\$" <<< "$entry" || fail "the default menu entry lacks initrd.img-$version"
     mkdir -p "$tree/boot/grub"
     ln -f "$image" "$tree/boot/vmlinuz-$version" 2>/dev/null || cp "$image" "$tree/boot/vmlinuz-$version"
     ln -f "$initrd" "$tree/boot/initrd.img-$version" 2>/dev/null || cp "$initrd" "$tree/boot/initrd.img-$version"
@@ -351,7 +370,7 @@ EOF
         is_kpack_image "$entry" || fail "$entry is not a kpack image"
         same_as_stock || fail "kernel-install's plugin changed the package's own kernel"
         # The path is relative to the boot root's mount point (here the host's /, so it is long).
-        grep -Eq "^linux +.*/$machine_id/$version/linux\$" "$stage/efi/loader/entries/$machine_id-$version.conf" \
+        grep -Eq "^linux +.*/$machine_id/$version_re/linux\$" "$stage/efi/loader/entries/$machine_id-$version.conf" \
             || fail "the loader entry does not point at the packed kernel"
         boot "$entry"
         # Disabled, `kernel-install add` again: the entry gets the stock kernel back.
@@ -375,7 +394,7 @@ EOF
             grep -qx "$v: kpack image (stock in .*)" "$work/status.txt" || fail "status does not call $v packed"
         done
         make_menu 2
-        grep -Eq "^\s*linux\s+/boot/vmlinuz-$version " <<< "$entry" || fail "the default menu entry is not the newest kernel"
+        grep -Eq "^\s*linux\s+/boot/vmlinuz-$version_re " <<< "$entry" || fail "the default menu entry is not the newest kernel"
         configure KPACK_HOOK no
         "$KPACK_HOOK_PROGRAM" sync
         same_as_stock || fail "disabling did not restore $version"
