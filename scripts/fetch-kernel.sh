@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fetch-kernel.sh [--suite SUITE [--refresh]] [--generic] [--flavour FLAVOUR] [VERSION_GLOB [FLAVOUR]]
+# fetch-kernel.sh [--suite SUITE [--refresh]] [--generic] [--flavour FLAVOUR] [--install-set DIR]
+#                 [VERSION_GLOB [FLAVOUR]]
 # — download a real Debian kernel (cloud unless FLAVOUR says otherwise) and print its vmlinuz path.
 #
 #   (no argument)  the kernel linux-image-cloud-amd64 depends on (bookworm: 6.1.0-N-cloud-amd64)
@@ -19,7 +20,10 @@
 #
 # Since 6.19 linux-image-ABI-FLAVOUR is a meta package and the image is in linux-binary-ABI-FLAVOUR,
 # as /usr/lib/modules/ABI/vmlinuz; before, linux-image-ABI-FLAVOUR holds /boot/vmlinuz-ABI. Either
-# way the one package that holds the image is downloaded.
+# way the one package that holds the image is downloaded. --install-set DIR also puts into DIR every
+# .deb that installing the kernel offline takes (`apt-get install ./*.deb` on a system of the
+# suite): the linux-image package, and since 6.19 its linux-binary, linux-base-ABI and
+# linux-modules packages and the suite's linux-base, whose linux-run-hooks the scripts call.
 #
 # The .deb and its extracted tree live in ${KPACK_CACHE:-$HOME/.cache/kpack} under the pool file's
 # name, which carries the package version, and are reused, so repeated runs are offline. stdout
@@ -28,12 +32,13 @@
 set -euo pipefail
 
 cache=${KPACK_CACHE:-$HOME/.cache/kpack}
-generic= suite= refresh= flavour=
+generic= suite= refresh= flavour= install_set=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --generic) generic=1; shift ;;
         --suite) [[ $# -ge 2 ]] || { echo "fetch-kernel: --suite needs a suite" >&2; exit 2; }; suite=$2; shift 2 ;;
         --refresh) refresh=1; shift ;;
+        --install-set) [[ $# -ge 2 ]] || { echo "fetch-kernel: --install-set needs a directory" >&2; exit 2; }; install_set=$2; shift 2 ;;
         --flavour) [[ $# -ge 2 ]] || { echo "fetch-kernel: --flavour needs a flavour" >&2; exit 2; }; flavour=$2; shift 2 ;;
         *) break ;;
     esac
@@ -127,26 +132,42 @@ if [[ -n $generic ]]; then
     has_candidate "$pkg" || { log "no candidate for $pkg (the generic twin of the cloud kernel)"; exit 1; }
 fi
 # Since 6.19 the image itself is in linux-binary-ABI-FLAVOUR.
-binary=linux-binary-${pkg#linux-image-}
+image_pkg=$pkg
+abi=${pkg#linux-image-}
+binary=linux-binary-$abi
 ! has_candidate "$binary" || pkg=$binary
 
-# The pool file name of the candidate version: it changes whenever the package is rebuilt.
-deb=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" | sed -n 's/^Filename: //p' | head -n1)
-deb=${deb##*/}
-[[ -n $deb ]] || { log "apt-cache show $pkg gave no Filename"; exit 1; }
+# download PACKAGE: its candidate's .deb into the cache, under the pool file's name (which changes
+# whenever the package is rebuilt); prints that name.
+download() {
+    local deb tmp
+    deb=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$1" | sed -n 's/^Filename: //p' | head -n1)
+    deb=${deb##*/}
+    [[ -n $deb ]] || { log "apt-cache show $1 gave no Filename"; exit 1; }
+    mkdir -p "$cache"
+    if [[ ! -s $cache/$deb ]]; then
+        # apt-get download drops privileges to _apt when run as root; a private world-writable
+        # scratch directory avoids its "couldn't be accessed by user '_apt'" sandbox warning.
+        tmp=$(mktemp -d "$cache/.dl.XXXXXX")
+        chmod 1777 "$tmp"
+        (cd "$tmp" && apt-get "${apt_opts[@]}" download "$1" >&2) || { rm -rf "$tmp"; exit 1; }
+        mv "$tmp"/*.deb "$cache/$deb"
+        rm -rf "$tmp"
+    fi
+    echo "$deb"
+}
+deb=$(download "$pkg")
 log "package $pkg -> $deb"
 
-mkdir -p "$cache"
-if [[ ! -s $cache/$deb ]]; then
-    # apt-get download drops privileges to _apt when run as root; a private world-writable
-    # scratch directory avoids its "couldn't be accessed by user '_apt'" sandbox warning.
-    tmp=$(mktemp -d "$cache/.dl.XXXXXX")
-    trap 'rm -rf "$tmp"' EXIT
-    chmod 1777 "$tmp"
-    (cd "$tmp" && apt-get "${apt_opts[@]}" download "$pkg" >&2)
-    mv "$tmp"/*.deb "$cache/$deb"
-    rm -rf "$tmp"
-    trap - EXIT
+if [[ -n $install_set ]]; then
+    set_pkgs=("$image_pkg")
+    [[ $pkg == "$image_pkg" ]] || set_pkgs+=("$pkg" "linux-base-$abi" "linux-modules-$abi" linux-base)
+    mkdir -p "$install_set"
+    for p in "${set_pkgs[@]}"; do
+        f=$(download "$p")
+        cp -f "$cache/$f" "$install_set/"
+        log "install set: $f"
+    done
 fi
 
 # Extract into a directory named after the .deb so that different versions never mix; extract to a

@@ -138,32 +138,66 @@ printf "\\$(printf %03o $((byte ^ 255)))" | dd of="$image" bs=1 seek=$at conv=no
 echo "damaged: byte $at, $byte -> $((byte ^ 255))"
 sha256sum < "$image" | cut -d" " -f1 > /boot/kpack/stock/$(basename "$image").packed'
 
-# The second kernel version for the full sequences: Debian 12's 6.12 cloud kernel package
-# (boot.fetch.6.12). Sets $kernel_deb, $version2 and $version2_re.
+# The second kernel version for the full sequences: on Debian 12 its 6.12 cloud kernel package
+# (boot.fetch.6.12); on another release the newest cloud kernel of its backports, with every package
+# its installation takes (scripts/fetch-kernel.sh --install-set: since 6.19 linux-binary,
+# linux-base and linux-modules beside the linux-image meta package). Sets $kernel_debs (the
+# directory of .debs), $version2 and $version2_re.
 second_kernel() {
-    source "$here/../boot/fixture.sh"
-    boot_fixture "$build/boot" 6.12
-    kernel_deb=$(dirname "$(dirname "$vmlinuz")").deb
-    [[ -s $kernel_deb ]] || fail "$kernel_deb: the 6.12 kernel package is missing (boot.fetch.6.12)"
-    version2=$(dpkg-deb -f "$kernel_deb" Package | sed 's/^linux-image-//')
-    # The same in a regular expression: Debian's 6.12 versions hold a + (6.12.117+deb12-...).
+    kernel_debs=$work/second-kernel
+    rm -rf "$kernel_debs"
+    mkdir -p "$kernel_debs"
+    if [[ $suite == bookworm ]]; then
+        source "$here/../boot/fixture.sh"
+        boot_fixture "$build/boot" 6.12
+        local deb
+        deb=$(dirname "$(dirname "$vmlinuz")").deb
+        [[ -s $deb ]] || fail "$deb: the 6.12 kernel package is missing (boot.fetch.6.12)"
+        cp "$deb" "$kernel_debs/"
+    else
+        "$here/../../scripts/fetch-kernel.sh" --suite "$suite-backports" --install-set "$kernel_debs" > /dev/null \
+            || fail "cannot fetch $suite-backports' kernel"
+    fi
+    local meta
+    meta=$(ls "$kernel_debs"/linux-image-*.deb | head -n1)
+    version2=$(dpkg-deb -f "$meta" Package | sed 's/^linux-image-//')
+    # The same in a regular expression: Debian's versions hold a + (6.12.117+deb12-...).
     version2_re=$(printf '%s' "$version2" | sed 's/[.+]/\\&/g')
 }
 
 # install_second_kernel_step [PRELUDE]: step 4 of the full sequence under either loader: boot a step
-# that runs PRELUDE (shell lines), installs the 6.12 kernel package with apt, then $report_step.
+# that runs PRELUDE (shell lines), installs the second kernel's packages with apt, then $report_step.
 install_second_kernel_step() {
     second_kernel
     local dir
     dir=$(step_dir 4-install-kernel)
-    cp "$kernel_deb" "$dir/kernel.deb"
+    mkdir -p "$dir/kernel"
+    cp "$kernel_debs"/*.deb "$dir/kernel/"
     cat > "$dir/step.sh" <<STEP
 ${1:-}
 # An initramfs for this machine's modules only: with Debian's MODULES=most, update-initramfs
 # takes minutes under TCG.
 sed -i 's/^MODULES=.*/MODULES=dep/' /etc/initramfs-tools/initramfs.conf
-apt-get install -y --no-install-recommends ./kernel.deb
+apt-get install -y --no-install-recommends ./kernel/*.deb
 $report_step
 STEP
     boot 4-install-kernel 1500
+}
+
+# A step's shell lines: for each of VERSIONS, "verify: linux-image-VERSION unchanged" when
+# /boot/vmlinuz-VERSION has the bytes its package shipped (the md5sums dpkg keeps: of
+# boot/vmlinuz-VERSION in linux-image-VERSION, or since 6.19 of usr/lib/modules/VERSION/vmlinuz in
+# linux-binary-VERSION, which /boot/vmlinuz-VERSION is a copy of), and what dpkg --verify says of
+# those packages (it also lists the documentation the image leaves out).
+verify_kernels_lines() {
+    cat <<LINES
+for v in $*; do
+    for pkg in linux-image-\$v linux-binary-\$v; do
+        [ -f /var/lib/dpkg/info/\$pkg.md5sums ] || continue
+        sum=\$(sed -n "s#  \\(boot/vmlinuz-\$v\\|usr/lib/modules/\$v/vmlinuz\\)\\\$##p" /var/lib/dpkg/info/\$pkg.md5sums)
+        [ -n "\$sum" ] && [ "\$(md5sum < /boot/vmlinuz-\$v | cut -d' ' -f1)" = "\$sum" ] && echo "verify: linux-image-\$v unchanged"
+        dpkg --verify \$pkg | sed 's/^/dpkg-verify: /'
+    done
+done
+LINES
 }

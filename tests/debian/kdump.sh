@@ -48,7 +48,7 @@ EOF
 }
 
 kdump_sequence() {
-    expect_output "^kdump dir: initrd\\.img-$version$"
+    expect_output "^kdump dir: initrd\\.img-$version_re$"
     expect_output "^kdump dir: vmlinuz$"
     expect_output "^grub.cfg: crashkernel=384M-:128M$"
 
@@ -78,9 +78,9 @@ EOF
     [[ $crash == "KPACK-TEST: crash kernel version=$version record=present "* ]] \
         || fail "$(basename "$log"): the crash kernel was not kernel $version booted by kpack's stub: ${crash#KPACK-TEST: }"
     expect_output "^crash loaded: 1, 134217728 bytes$"
-    expect_output "^crash kernel: /boot/vmlinuz-$version$"
+    expect_output "^crash kernel: /boot/vmlinuz-$version_re$"
     expect_output "^kdump: current state *: *ready to kdump"
-    expect_output "^status: $version: kpack image \\(stock in $stock/vmlinuz-$version\\); trial: passed; default: packed$"
+    expect_output "^status: $version_re: kpack image \\(stock in $stock/vmlinuz-$version_re\\); trial: passed; default: packed$"
     # The boot after the dump: the packed kernel, by default, and the dump it finds.
     expect_boot "$version" present "/boot/vmlinuz-$version" default
     expect_step_ok

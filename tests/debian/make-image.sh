@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make-image.sh [--key] bios|uefi — a small Debian 12 system on a disk image that boots through its
-# own boot loader, for tests/debian/run.sh. Prints the directory that holds it:
+# make-image.sh [--key] [--suite SUITE] bios|uefi — a small Debian system on a disk image that boots
+# through its own boot loader, for tests/debian/run.sh: Debian 12 (bookworm) unless SUITE names
+# another release (trixie: Debian 13). Prints the directory that holds it:
 #
 #   disk.img   bios: an MBR disk; GRUB's boot.img in the MBR, its core.img in the gap before the
 #              first partition (sectors 1-2047), one ext4 partition from 1 MiB holding the root
@@ -32,9 +33,10 @@
 # a lock and reused until one of them changes. --key prints VARIANT-KEY only.
 set -euo pipefail
 
-print_key=
+print_key= suite=bookworm
 [[ ${1:-} == --key ]] && { print_key=1; shift; }
-[[ $# -eq 1 && ( $1 == bios || $1 == uefi ) ]] || { echo "usage: $0 [--key] bios|uefi" >&2; exit 2; }
+[[ ${1:-} == --suite && $# -ge 2 ]] && { suite=$2; shift 2; }
+[[ $# -eq 1 && ( $1 == bios || $1 == uefi ) ]] || { echo "usage: $0 [--key] [--suite SUITE] bios|uefi" >&2; exit 2; }
 variant=$1
 cache=${KPACK_CACHE:-$HOME/.cache/kpack}/debian-image
 say() { echo "make-image ($variant): $*" >&2; }
@@ -51,11 +53,19 @@ esp_id=6B70AC01
 machine_id=6b70616b6465626961$([[ $variant == bios ]] && echo 6e00000001 || echo 6e00000002)
 
 # This machine's Debian archive entries, one-line form, as apt resolved them (third-party sources
-# are left out: the image is Debian's, and CI may not reach them).
+# are left out: the image is Debian's, and CI may not reach them); for another release, its main
+# suite from the same archive.
 sources=$(apt-cache policy | awk '
     /^ *[0-9]+ [a-z+]+:\/\// { uri = $2; split($3, sc, "/"); suite = sc[1]; comp = sc[2]; next }
     /release .*o=Debian,/ && uri != "" { print "deb " uri " " suite " " comp; uri = "" }' | sort -u)
 [[ -n $sources ]] || die "apt-cache policy lists no Debian archive (run apt-get update)"
+if [[ $suite != bookworm ]]; then
+    archive=$(awk '$3 == "bookworm" { print $2; exit }' <<< "$sources")
+    [[ -n $archive ]] || die "apt-cache policy lists no bookworm archive to take $suite from"
+    sources="deb $archive $suite main"
+fi
+name=$variant
+[[ $suite == bookworm ]] || name=$variant-$suite
 
 # ---- what goes into the root: generated here, hashed into the key -------------------------------
 
@@ -174,10 +184,10 @@ chmod +x "$files/customize.sh"
 
 key=$( { echo "$variant layout $layout"; printf '%s\n' "${packages[@]}" "$sources"; cat "$files"/*; } \
       | sha256sum | cut -c1-16)
-[[ -n $print_key ]] && { echo "$variant-$key"; exit 0; }
-dir=$cache/$variant-$key
+[[ -n $print_key ]] && { echo "$name-$key"; exit 0; }
+dir=$cache/$name-$key
 mkdir -p "$cache"
-exec 9> "$cache/$variant-$key.lock"
+exec 9> "$cache/$name-$key.lock"
 flock 9
 if [[ -s $dir/disk.img && -s $dir/image.env ]]; then
     say "cached: $dir ($(sed -n 's/^BUILD_SECONDS=//p' "$dir/image.env") s to build)"
@@ -193,7 +203,7 @@ done
 [[ $(id -u) -eq 0 ]] || die "mmdebstrap needs root here (its root mode)"
 
 start=$EPOCHSECONDS
-work=$cache/$variant-$key.tmp
+work=$cache/$name-$key.tmp
 rm -rf "$work"
 mkdir -p "$work"
 rootfs=$work/rootfs
@@ -208,7 +218,7 @@ mmdebstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --customize-hook="$work/customize.sh \"\$1\" $work/kernel-version" \
-    bookworm "$rootfs" "${mirrors[@]}" > "$work/mmdebstrap.log" 2>&1 \
+    "$suite" "$rootfs" "${mirrors[@]}" > "$work/mmdebstrap.log" 2>&1 \
     || { tail -n 20 "$work/mmdebstrap.log" >&2; die "mmdebstrap failed (log: $work/mmdebstrap.log)"; }
 version=$(cat "$work/kernel-version")
 rm -f "$rootfs/var/cache/apt/archives/"*.deb
@@ -250,6 +260,7 @@ rm -rf "$rootfs"
 seconds=$((EPOCHSECONDS - start))
 {
     echo "VARIANT=$variant"
+    echo "SUITE=$suite"
     echo "KERNEL_VERSION=$version"
     echo "ROOT_UUID=$root_uuid"
     echo "MACHINE_ID=$machine_id"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh LOADER SEQUENCE BUILD_DIR DEB_DIR — a real Debian 12 system (tests/debian/make-image.sh)
+# run.sh LOADER SEQUENCE BUILD_DIR DEB_DIR [SUITE] — a real Debian system (tests/debian/make-image.sh:
+# Debian 12, or SUITE, e.g. trixie for Debian 13)
 # booted again and again in QEMU through its own boot loader (no -kernel), with the kpack package
 # that scripts/build-deb.sh builds installed inside it, and KPACK_HOOK=yes.
 #
@@ -11,8 +12,9 @@
 #             reaches userspace and `kpack stats` shows the record; 2 the next boot is packed by
 #             default, and one byte of its payload is damaged; 3 that image's trial fails in the
 #             stub and the boot after it is stock, unattended
-#             full: trial, then 4 `apt-get install` of a second kernel version (6.12) packs it and
-#             arms its trial; 5 its trial boot passes, and `apt-get purge kpack` puts every stock
+#             full: trial, then 4 `apt-get install` of a second kernel version (on Debian 12 its
+#             6.12; on Debian 13 the newest of trixie-backports, in the packaging of 6.19 and later:
+#             linux-binary, linux-run-hooks) packs it and arms its trial; 5 its trial boot passes, and `apt-get purge kpack` puts every stock
 #             kernel back; 6 the machine boots stock
 #             kdump (grub only): 0 as above, with Debian's kdump-tools installed; 1 the packed
 #             kernel's trial boot loads it as the crash kernel and crashes; the crash kernel (the
@@ -27,9 +29,9 @@
 # `full` the 6.12 kernel package (boot.fetch.6.12).
 set -euo pipefail
 
-usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR, or grub kdump BUILD_DIR DEB_DIR"
-[[ $# -eq 4 ]] || { echo "$usage" >&2; exit 2; }
-loader=$1 sequence=$2 build=$(realpath "$3") deb_dir=$(realpath "$4")
+usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR [SUITE], or grub kdump BUILD_DIR DEB_DIR"
+[[ $# -eq 4 || $# -eq 5 ]] || { echo "$usage" >&2; exit 2; }
+loader=$1 sequence=$2 build=$(realpath "$3") deb_dir=$(realpath "$4") suite=${5:-bookworm}
 case $loader in
     grub) variant=bios ;;
     systemd-boot) variant=uefi ;;
@@ -38,22 +40,25 @@ esac
 [[ $sequence == trial || $sequence == full || ( $sequence == kdump && $loader == grub ) ]] \
     || { echo "$usage" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-fail() { echo "run.sh ($loader $sequence): FAIL: $*" >&2; exit 1; }
-say() { echo "run.sh ($loader $sequence): $*"; }
+fail() { echo "run.sh ($loader $sequence $suite): FAIL: $*" >&2; exit 1; }
+say() { echo "run.sh ($loader $sequence $suite): $*"; }
 command -v qemu-system-x86_64 > /dev/null || { echo "run.sh: SKIP: qemu-system-x86_64 not installed" >&2; exit 77; }
 
 deb=$(ls "$deb_dir"/kpack_*_amd64.deb 2> /dev/null | head -n1)
 [[ -n $deb ]] || fail "no kpack_*_amd64.deb in $deb_dir (package.build)"
 
 started=$EPOCHSECONDS
-image_dir=$("$here/make-image.sh" $variant)
+image_dir=$("$here/make-image.sh" --suite "$suite" $variant)
 # shellcheck disable=SC1091
 source "$image_dir/image.env"
 say "image: $image_dir/disk.img, kernel $KERNEL_VERSION, built in $BUILD_SECONDS s, $((SIZE_BYTES / 1048576)) MiB of data ($((EPOCHSECONDS - started)) s to get it now)"
 version=$KERNEL_VERSION
+# The same in a regular expression: Debian 13's versions hold a + (6.12.117+deb13-...).
+version_re=$(printf '%s' "$version" | sed 's/[.+]/\\&/g')
 stock=/boot/kpack/stock
 
 work=$build/debian/$loader-$sequence
+[[ $suite == bookworm ]] || work=$work-$suite
 rm -rf "$work"
 mkdir -p "$work"
 cp --sparse=always "$image_dir/disk.img" "$work/disk.img"
