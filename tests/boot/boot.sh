@@ -61,7 +61,6 @@ if [[ -z $log ]]; then
     log=$(mktemp -t kpack-boot.XXXXXX.log)
 fi
 mkdir -p "$(dirname "$log")"
-: > "$log"
 qemu_err=$log.qemu-stderr
 
 # - Serial to a file rather than stdio: no tty games, and the log survives for post-mortems.
@@ -76,29 +75,51 @@ cmd+=("$@")
 
 has_marker() { grep -aq 'KPACK_INIT_OK' "$log"; }
 
-start=$EPOCHREALTIME
-status=0
-if [[ -z $stop_on_marker ]]; then
-    timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" || status=$?
-else
-    # Poll the log; QEMU (under timeout) is ended by us once the marker shows, and the status is
-    # then reported as 0, as if the guest had powered off.
-    timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" &
-    qemu_pid=$!
-    stopped=
-    while kill -0 "$qemu_pid" 2>/dev/null; do
-        if has_marker; then
-            sleep 0.2  # let the rest of the marker line reach the file
-            kill "$qemu_pid" 2>/dev/null || true
-            stopped=1
-            break
-        fi
-        sleep 0.2
-    done
-    wait "$qemu_pid" || status=$?
-    [[ -z $stopped ]] || status=0
+run_qemu() {
+    : > "$log"
+    start=$EPOCHREALTIME
+    status=0
+    if [[ -z $stop_on_marker ]]; then
+        timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" || status=$?
+    else
+        # Poll the log; QEMU (under timeout) is ended by us once the marker shows, and the status
+        # is then reported as 0, as if the guest had powered off.
+        timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" &
+        qemu_pid=$!
+        stopped=
+        while kill -0 "$qemu_pid" 2>/dev/null; do
+            if has_marker; then
+                sleep 0.2  # let the rest of the marker line reach the file
+                kill "$qemu_pid" 2>/dev/null || true
+                stopped=1
+                break
+            fi
+            sleep 0.2
+        done
+        wait "$qemu_pid" || status=$?
+        [[ -z $stopped ]] || status=0
+    fi
+    elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+}
+
+# One boot, and a second only for a known fault of QEMU's multi-threaded TCG, never of the image:
+# with two vCPUs, one can run a stale translation of kernel text that the other patched through
+# the kernel's int3 protocol (static keys, alternatives), after the patch completed, so the kernel
+# reports "Oops: int3" at a site whose bytes are already the new ones (CI saw it once in 7.3.4's
+# sched_clock_cpu, in about 300 two-CPU boots; 45 reruns of that cell, stock and kpack, side by
+# side, all reached /init). The kernel ran its own code by then, the stub's work is over; a second
+# boot must then reach /init, and the first log is kept beside the second.
+cpus=1
+for ((i = 1; i <= $#; i++)); do
+    [[ ${!i} != -smp ]] || { j=$((i + 1)); cpus=${!j%%,*}; }
+done
+run_qemu
+if [[ -z $expect_fail && $cpus != 1 ]] && ! has_marker && grep -aq 'Oops: int3' "$log"; then
+    cp "$log" "$log.first"
+    echo "boot.sh: RETRY: the kernel's 'Oops: int3' on $cpus vCPUs (multi-threaded TCG running" \
+         "kernel text another vCPU patched; first log: $log.first); booting once more" >&2
+    run_qemu
 fi
-elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 
 fail() {
     echo "boot.sh: FAIL: $*" >&2

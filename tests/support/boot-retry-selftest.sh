@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# boot-retry-selftest.sh — proves that tests/boot/boot.sh boots a second time only for the kernel's
+# "Oops: int3" on more than one vCPU (a fault of QEMU's multi-threaded TCG), and that the second
+# boot must still reach /init: a fake QEMU prints, boot by boot, the lines this script gives it.
+set -euo pipefail
+
+tests=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=$(mktemp -d -t kpack-boot-retry.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "boot-retry-selftest: FAIL: $*" >&2; exit 1; }
+
+# The fake QEMU writes line N of $work/boots to the -serial file on its Nth start.
+cat > "$work/qemu" <<'FAKE'
+#!/usr/bin/env bash
+for arg; do [[ $arg != file:* ]] || serial=${arg#file:}; done
+n=$(($(cat "$FAKE_DIR/count" 2>/dev/null || echo 0) + 1))
+echo "$n" > "$FAKE_DIR/count"
+sed -n "${n}p" "$FAKE_DIR/boots" > "$serial"
+FAKE
+chmod +x "$work/qemu"
+: > "$work/image" && : > "$work/initrd"
+
+run() {  # EXPECTED_STATUS EXPECTED_BOOTS BOOT1_LINE BOOT2_LINE -- QEMU ARGS...
+    local want=$1 boots=$2 status=0
+    printf '%s\n%s\n' "$3" "$4" > "$work/boots"
+    shift 5
+    rm -f "$work/count"
+    FAKE_DIR=$work QEMU=$work/qemu "$tests/boot/boot.sh" --log "$work/serial.log" "$work/image" "$work/initrd" "$@" \
+        > "$work/out.txt" 2>&1 || status=$?
+    [[ $status -eq $want ]] || fail "boot.sh exited $status, expected $want ($*): $(cat "$work/out.txt")"
+    [[ $(cat "$work/count") -eq $boots ]] || fail "QEMU started $(cat "$work/count") times, expected $boots ($*)"
+}
+oops='[    1.6] Oops: int3: 0000 [#2] SMP NOPTI'
+run 0 2 "$oops" KPACK_INIT_OK -- -smp 2
+grep -q 'boot.sh: RETRY' "$work/out.txt" || fail "the second boot was not announced"
+[[ -s $work/serial.log.first ]] || fail "the first boot's log was not kept"
+run 1 2 "$oops" "$oops" -- -smp 2,sockets=2      # the second boot must reach /init too
+run 1 1 "$oops" KPACK_INIT_OK -- -m 1G           # one vCPU: no multi-threaded TCG, no second boot
+run 1 1 'Kernel panic - not syncing' KPACK_INIT_OK -- -smp 2   # any other failure: no second boot
+run 0 1 KPACK_INIT_OK KPACK_INIT_OK -- -smp 2
+echo "boot-retry-selftest: PASS"
