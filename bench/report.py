@@ -22,7 +22,9 @@ from stats import MIN_NOISY_N, RATIO_NOTE, Sample, figure, noisy_verdict, ratio_
 
 IMAGES = ["pvh", "stock", "raw", "gzip", "lz4", "zstd", "xz"]
 CODECS = ["raw", "gzip", "lz4", "zstd", "xz"]
-STOCK_CODEC = {"6.1": "lz4", "6.12": "zstd", "generic": "xz"}
+# The stock payload's codec of each kernel, for directories from before run.sh recorded it in
+# TAG/stock-codec.txt (`kpack info`), and of the generic kernel bench/xz.sh boots.
+KNOWN_STOCK_CODEC = {"6.1": "lz4", "6.12": "zstd", "generic": "xz"}
 SCRIPT = {"images": "bench/run.sh", "legacy": "bench/guest.sh", "efi": "bench/efi.sh", "smp": "bench/smp.sh",
           "host": "build/bench/kpack_host_bench", "pack": "bench/pack_time.sh", "kaslr": "bench/kaslr.sh",
           "xz": "bench/xz.sh", "setup": "bench/setup.sh", "microvm": "bench/microvm.sh"}
@@ -60,6 +62,10 @@ class Data:
         """The highest 1-minute load average bench/run.sh sampled while PART ran, or None."""
         loads = [float(row[1]) for row in self.rows(os.path.join("load", part)) if len(row) > 1]
         return max(loads, default=None)
+
+    def stock_codec(self, tag):
+        """The codec of TAG's stock image, which kpack's image of the same codec is held against."""
+        return self.text(tag, "stock-codec.txt").strip() or KNOWN_STOCK_CODEC.get(tag)
 
     def part_stamp(self, part):
         return self.text("stamps", part).strip()
@@ -211,7 +217,7 @@ def legacy(r):
     r.legacy = (base, cpu_max)
     costs = {}
     for tag in tags_of(d.rows("icount.tsv")):
-        r.add(f"### {kernel_name(d, tag)}, stock codec {STOCK_CODEC.get(tag, '?')}", "")
+        r.add(f"### {kernel_name(d, tag)}, stock codec {d.stock_codec(tag) or '?'}", "")
         rows = []
         for image in IMAGES:
             if (tag, image) not in base:
@@ -262,7 +268,7 @@ def legacy_targets(r, tag, base, cpu_max, costs):
     if (tag, "raw") in costs:
         r.target(f"{tag}: kpack raw, KASLR on, within 5 M instructions of PVH (qemu64)", f"{tag} kpack raw",
                  f"{tag} PVH", costs[tag, "raw"] <= 5e6, f"{mega(costs[tag, 'raw'], True)} M")
-    own = STOCK_CODEC.get(tag)
+    own = r.data.stock_codec(tag)
     for name, series in (("qemu64", base), ("`-cpu max`", cpu_max)):
         if (tag, own) in series and (tag, "stock") in series:
             mine, stock = series[tag, own], series[tag, "stock"]
@@ -309,7 +315,7 @@ def efi(r):
     rows = []
     size = {(t, i): int(b) for t, i, b, *_ in d.rows("sizes.tsv")}
     for tag in tags_of(d.rows("efi.tsv")):
-        stock, own = med.get((tag, "stock")), STOCK_CODEC.get(tag)
+        stock, own = med.get((tag, "stock")), r.data.stock_codec(tag)
         for image in IMAGES + ["raw-compact"]:
             if (tag, image) not in med:
                 continue
@@ -481,7 +487,7 @@ def sizes(r):
         if any((tag, i) not in size for i in IMAGES[1:] + ["vmlinux"]):
             r.say(f"The sizes of {tag} are incomplete in this directory (`bench/run.sh --only pack` measures them).")
             continue
-        stock, own = size[tag, "stock"][0], STOCK_CODEC.get(tag)
+        stock, own = size[tag, "stock"][0], r.data.stock_codec(tag)
         cells = [tag, f"{size[tag, 'vmlinux'][0]:,}", f"{stock:,} ({own or '?'})",
                  f"{size[tag, 'raw'][0]:,} / {size[tag, 'raw'][1]:,}"]
         cells += [f"{size[tag, c][0]:,} ({size[tag, c][0] / stock:.3f})" for c in ("gzip", "lz4", "zstd", "xz")]
@@ -736,7 +742,7 @@ def microvm_memory(r):
         for image in ("elf-lz4", "elf-zstd", "elf-raw"):
             m = mem.get((tag, image))
             cells.append(f"{m} ({m / stock:.2f})" if m and stock else (m or "–"))
-            own = STOCK_CODEC.get(tag)
+            own = r.data.stock_codec(tag)
             if m and stock and image == f"elf-{own}":
                 r.target(f"{tag}: kpack {own} ELF boots in no more RAM than the stock {own} bzImage (pc)",
                          f"{tag} kpack {own} ELF", f"{tag} stock {own}", m <= stock,
@@ -770,7 +776,8 @@ def microvm_smp(r):
 
 
 HEADLINE_INTRO = (
-    "Debian 12 kernels under QEMU TCG `-kernel`; instruction counts are under `-icount shift=0,sleep=off` (guest "
+    "Debian's cloud kernels (Debian 12's 6.1, the newest of Debian 13's backports) under QEMU TCG `-kernel`; "
+    "instruction counts are under `-icount shift=0,sleep=off` (guest "
     "TSC = instructions, repeatable); \"pre-kernel cost\" is the TSC at `/init` minus that of a PVH boot of the same "
     "vmlinux (no decompressor at all). Each row says the path, the guest's CPU count and CPU model it was measured "
     "on; the section of BENCHMARKS.md it comes from has the details.")
@@ -816,7 +823,7 @@ def headline(r):
                          f"{r.smp[f, tag, 'lz4'][3]} between the fast clusters of bimodal boots ({n})")
                         for f, n in paths) + ".")
     if r.efi and (tag, "stock") in r.efi:
-        own = STOCK_CODEC[tag]
+        own = r.data.stock_codec(tag)
         stock = r.efi[tag, "stock"]
         efi = {i: r.efi[tag, i] for i in ("lz4", "raw-compact") if (tag, i) in r.efi}
         names = {"lz4": "an lz4 image", "raw-compact": "a raw image in the compact layout (`--layout compact`)"}
@@ -836,14 +843,45 @@ def headline(r):
                      "xz"])
         said.append(f"An xz image of the generic kernel costs {abs(pct):.0f} % {'fewer' if pct < 0 else 'more'} "
                     "instructions before the kernel than the stock xz image.")
-    for name, size, image in (("6.1 generic", r.xz_sizes, "xz"), (f"{tag} cloud", r.sizes and {
-            i: b for (t, i), (b, _) in r.sizes.items() if t == tag}, STOCK_CODEC[tag])):
+    newest = newest_tag(r.tags)
+    if newest != tag:
+        said += newest_kernel_rows(r, newest, rows)
+    sized = [("6.1 generic", r.xz_sizes, "xz")] + [(f"{t} cloud", r.sizes and {
+        i: b for (k, i), (b, _) in r.sizes.items() if k == t}, r.data.stock_codec(t)) for t in dict.fromkeys((tag, newest))]
+    for name, size, image in sized:
         if size and image in size:
             delta = 100 * (size[image] - size["stock"]) / size["stock"]
             rows.append([f"{name}, {image}, image bytes (relocation table included)", "–", "–", f"{size[image]:,}",
                          f"stock {image} {size['stock']:,}", f"{abs(delta):.2f} % {'smaller' if delta < 0 else 'larger'}",
                          "xz" if name == "6.1 generic" else "Image and stub sizes"])
     return rows, said
+
+
+def newest_tag(tags):
+    """The newest kernel series among TAGS ("7.3" over "6.12" over "6.1"), or "6.1" without any."""
+    series = [t for t in tags if re.fullmatch(r"\d+\.\d+", t)]
+    return max(series, key=lambda t: tuple(map(int, t.split("."))), default="6.1")
+
+
+def newest_kernel_rows(r, tag, rows):
+    """The headline's rows for the newest kernel, whose stock image need not be lz4: raw against PVH
+    and kpack's image of the stock codec against the stock image, one CPU, qemu64. Its sentences."""
+    if not r.legacy or (tag, "pvh") not in r.legacy[0]:
+        return []
+    base, own = r.legacy[0], r.data.stock_codec(tag)
+    raw, pvh, stock = base.get((tag, "raw")), base[tag, "pvh"], base.get((tag, "stock"))
+    said = []
+    if raw:
+        rows.append([f"{tag} cloud, raw", "SeaBIOS `-kernel` (16-bit entry)", "1, qemu64",
+                     f"/init at {raw.cell(1e6)} M instr", f"PVH {pvh.cell(1e6)} M", later(raw, pvh, "instr"),
+                     "Legacy boot"])
+    if stock and (tag, own) in base:
+        mine = base[tag, own]
+        rows.append([f"{tag} cloud, {own}", "SeaBIOS `-kernel`", "1, qemu64", f"/init at {mine.cell(1e6)} M instr",
+                     f"stock {own} {stock.cell(1e6)} M", later(mine, stock, "instr"), "Legacy boot"])
+        said.append(f"On {tag}, whose stock image is {own}, kpack's {own} image reaches `/init` "
+                    f"{later(mine, stock, 'instructions')} than the stock image.")
+    return said
 
 
 def headline_block(r, rows, said):
@@ -888,13 +926,13 @@ def header(r):
                   "1, kpack is faster."), ""]
 
 
-def svg(out, costs):
+def svg(d, costs):
     """Horizontal bars of pre-kernel cost per image, one group per kernel."""
     bar, gap, left, width = 18, 4, 120, 520
     top = max(costs.values(), default=1) or 1
     y, parts = 40, []
     for tag in tags_of([k for k in costs]):
-        parts.append(f'<text x="8" y="{y}" font-weight="bold">{tag} cloud kernel (stock: {STOCK_CODEC.get(tag, "?")})</text>')
+        parts.append(f'<text x="8" y="{y}" font-weight="bold">{tag} cloud kernel (stock: {d.stock_codec(tag) or "?"})</text>')
         y += 10
         for image in [i for i in IMAGES if (tag, i) in costs]:
             w = max(1, width * max(costs[tag, image], 0) / top)
@@ -909,7 +947,7 @@ def svg(out, costs):
             'font-family="sans-serif" font-size="12">\n<rect width="100%" height="100%" fill="white"/>\n'
             '<text x="8" y="18" font-size="14">Pre-kernel cost: guest instructions before /init minus PVH '
             '(QEMU -icount, qemu64, one CPU)</text>\n')
-    with open(os.path.join(out, "prekernel.svg"), "w") as f:
+    with open(d.path("prekernel.svg"), "w") as f:
         f.write(head + "\n".join(parts) + "\n</svg>\n")
 
 
@@ -936,7 +974,7 @@ def main():
     with open(os.path.join(out, "headline.md"), "w") as f:
         f.write("\n".join(block).rstrip("\n") + "\n")
     if costs:
-        svg(out, costs)
+        svg(r.data, costs)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # bench/run.sh [--quick] [--only PART[,PART...]] [--out DIR] [--no-write]
 #
 # Every figure of BENCHMARKS.md from one command. Builds kpack, fetches Debian's cloud kernels (6.1:
-# stock lz4, 6.12: stock zstd), packs raw/gzip/lz4/zstd/xz images from each stock bzImage (so the
+# stock lz4, 6.12 and the newest 7.x of trixie-backports: stock zstd), packs raw/gzip/lz4/zstd/xz images from each stock bzImage (so the
 # header's facts, 5-level paging among them, and the relocation table come from the stock image;
 # their sizes and the stubs' are measured every run), extracts each vmlinux and its relocation
 # table (`kpack extract`) for the PVH boot and the host-side figures, then runs the parts:
@@ -22,11 +22,11 @@
 # Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given.
-#   --quick  the 6.1 cloud kernel only and one run per -icount figure (they repeat exactly), but
+#   --quick  the 6.1 and the newest 7.x cloud kernels and one run per -icount figure (they repeat exactly), but
 #            3 with -cpu max (its RDRAND makes each KASLR draw, kpack's and stock's, differ) and
 #            every wall time and multi-CPU ratio at 5 interleaved runs or more (bench/README.md):
 #            5 wall rounds, 5 pack runs, 10 SMP rounds, 15 host runs
-#            (about 20 min on a quiet 2-core machine; the full run, about 4 hours)
+#            (about 40 min on a quiet 2-core machine; the full run, about 6 hours)
 #   --only   run just these parts; the other tables keep the data of the run that last made them,
 #            which their tables name (or say they were never run)
 # A missing tool or a failed part stops the run with a line naming it.
@@ -54,10 +54,14 @@ for part in "${parts[@]}"; do
 done
 
 # Runs per figure: the full run, or --quick's few.
+# Kernels as TAG=FETCH-ARGUMENTS (scripts/fetch-kernel.sh; "-" for none): Debian 12's 6.1 (stock lz4)
+# and 6.12 (stock zstd), and the newest trixie-backports kernel (7.x, stock zstd; its tag is its
+# series, read from the version fetched).
+newest="newest=--suite trixie-backports"
 if [[ -n $quick ]]; then
-    kernels="6.1" icount_runs=1 max_runs=3 wall_rounds=5 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=1 xz_runs=1 setup_runs=1
+    kernel_specs="6.1=- $newest" icount_runs=1 max_runs=3 wall_rounds=5 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=1 xz_runs=1 setup_runs=1
 else
-    kernels="6.1 6.12" icount_runs=3 max_runs=5 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=3 xz_runs=3 setup_runs=3
+    kernel_specs="6.1=- 6.12=6.12 $newest" icount_runs=3 max_runs=5 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=3 xz_runs=3 setup_runs=3
 fi
 # Wall times and multi-CPU ratios: at least 5 interleaved runs, whatever the mode (bench/README.md).
 ((wall_rounds >= 5 && smp_rounds >= 5 && host_runs >= 5 && pack_runs >= 5)) || fail "a noisy figure has fewer than 5 runs"
@@ -98,12 +102,26 @@ load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # The images every part boots, and their sizes (cheap, so every run measures them).
 : > "$out/sizes.tsv"
-for tag in $kernels; do
-    glob=; [[ $tag == 6.1 ]] || glob=$tag
-    vmlinuz=$("$repo/scripts/fetch-kernel.sh" $glob) || fail "fetching the $tag kernel"
+kernels=
+for spec in $kernel_specs; do
+    tag=${spec%%=*} fetch_args=${spec#*=}
+    [[ $fetch_args != - ]] || fetch_args=
+    # shellcheck disable=SC2086 # the fetch arguments are words
+    vmlinuz=$("$repo/scripts/fetch-kernel.sh" $fetch_args) || fail "fetching the $tag kernel ($fetch_args)"
+    if [[ $tag == newest ]]; then
+        tag=$(basename "$(dirname "$vmlinuz")" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+        [[ -n $tag ]] || tag=$(basename "$vmlinuz" | sed -n 's/^vmlinuz-\([0-9]*\.[0-9]*\).*/\1/p')
+        [[ -n $tag ]] || fail "no kernel series in $vmlinuz"
+    fi
+    kernels+="${kernels:+ }$tag"
     dir=$out/$tag
     mkdir -p "$dir"
-    basename "$vmlinuz" > "$dir/kernel.txt"
+    # The release (6.19 and later ship the image as /usr/lib/modules/RELEASE/vmlinuz) and the stock
+    # payload's codec, which the report holds kpack's same codec against.
+    release=$(basename "$vmlinuz"); [[ $release != vmlinuz ]] || release=vmlinuz-$(basename "$(dirname "$vmlinuz")")
+    echo "$release" > "$dir/kernel.txt"
+    "$kpack" info "$vmlinuz" | sed -n 's/^payload: \([a-z0-9]*\),.*/\1/p' > "$dir/stock-codec.txt"
+    [[ -s $dir/stock-codec.txt ]] || fail "kpack info names no payload codec for $vmlinuz"
     log "$tag: packing $vmlinuz"
     # The vmlinux boots through PVH (the floor) and feeds the host-side figures; its relocation
     # table goes with it to pack_time.sh.

@@ -36,16 +36,24 @@ for part in ("images", "legacy", "efi", "smp", "host", "pack", "kaslr", "xz", "s
     tsv(f"load/{part}", [[1767225600 + 10 * i, 3.4 if part == "pack" else 1.2] for i in range(3)])
 write("6.1/kernel.txt", "vmlinuz-6.1.0-57-cloud-amd64\n")
 write("generic/kernel.txt", "vmlinuz-6.1.0-57-amd64\n")
+# The newest kernel, whose stock image is zstd (run.sh records each stock codec from `kpack info`).
+write("7.3/kernel.txt", "vmlinuz-7.3.4+deb13-cloud-amd64\n")
+write("7.3/stock-codec.txt", "zstd\n")
+write("6.1/stock-codec.txt", "lz4\n")
 
 sizes = {"vmlinux": 52431728, "stock": 14190528, "raw": 31547392, "gzip": 11493888, "lz4": 14178656,
          "zstd": 10116096, "xz": 7922176, "elf-raw": 46300000, "elf-lz4": 14200000, "elf-zstd": 10100000}
-tsv("sizes.tsv", [["6.1", i, b, b] for i, b in sizes.items()])
+sizes_7 = {"vmlinux": 62096432, "stock": 13965248, "raw": 62197760, "gzip": 17801216, "lz4": 22191616,
+           "zstd": 14938112, "xz": 11540992, "elf-raw": 62100000, "elf-lz4": 22200000, "elf-zstd": 14900000}
+tsv("sizes.tsv", [["6.1", i, b, b] for i, b in sizes.items()] + [["7.3", i, b, b] for i, b in sizes_7.items()])
 tsv("stubs.tsv", [[s, b] for s, b in (("stub-raw", 173408), ("stub-gzip", 214448), ("stub-lz4", 243040),
                                         ("stub-zstd", 382464), ("stub-xz", 227008), ("setup16", 9216))])
 
 init = {"pvh": 1461_700_000, "stock": 1563_700_000, "raw": 1466_600_000, "gzip": 2110_100_000,
         "lz4": 1561_400_000, "zstd": 1957_200_000, "xz": 3969_100_000}
-tsv("icount.tsv", [["6.1", i, 0, t] for i, t in init.items()])
+init_7 = {"pvh": 1650_000_000, "stock": 2599_600_000, "raw": 1654_200_000, "lz4": 1805_700_000,
+          "zstd": 2409_500_000}
+tsv("icount.tsv", [["6.1", i, 0, t] for i, t in init.items()] + [["7.3", i, 0, t] for i, t in init_7.items()])
 tsv("icount-max.tsv", [["6.1", i, run, t + 24_700_000 + 300_000 * run] for i, t in init.items() for run in range(3)])
 for image, t in init.items():
     if image not in ("pvh", "stock"):

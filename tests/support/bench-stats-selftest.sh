@@ -31,6 +31,15 @@ grep -q 'of the PVH floor (SeaBIOS -kernel) | .* | yes | +1.6 M, median of 7 tim
 grep -q '| 6.1 | lz4 | 114 ±4 (n=10) | .* | 19 | 0.64 ±0.04 (n=10) |' "$good" ||
     fail "the -smp 2 table lacks the whole stub's ratio"
 
+# The newest kernel's targets are its own: kpack zstd against its stock zstd image, and its headline rows.
+grep -q '^| 7.3: kpack zstd image no larger than the stock zstd image | 7.3 kpack zstd | 7.3 stock zstd | \*\*no\*\* |' "$good" ||
+    fail "the 7.3 kernel's zstd size is not held against its stock zstd image"
+! grep -q '^| 7.3: kpack lz4 image no larger' "$good" || fail "7.3's lz4 image is held against its stock zstd image"
+grep -q '^| 7.3: kpack zstd reaches /init no later than the stock image (qemu64) | .* | yes |' "$good" ||
+    fail "the 7.3 kernel's zstd boot is not held against its stock image"
+grep -q '^| 7.3 cloud, zstd | SeaBIOS `-kernel` | 1, qemu64 | /init at 2409.5 (n=1) M instr | stock zstd 2599.6 (n=1) M |' "$good" ||
+    fail "the headline has no row for the newest kernel's zstd image"
+
 spoil() {  # NAME SED-SCRIPT: the good report changed by SED-SCRIPT must fail the check
     sed "$2" "$good" > "$work/$1.md"
     cmp -s "$good" "$work/$1.md" && fail "$1: the edit changed nothing"
