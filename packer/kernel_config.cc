@@ -28,11 +28,18 @@ std::optional<std::string> embedded_config(std::span<const uint8_t> elf) {
   static constexpr std::string_view kStart = "IKCFG_ST", kEnd = "IKCFG_ED";
   std::string_view bytes(reinterpret_cast<const char*>(elf.data()), elf.size());
   // The markers may also appear as plain strings elsewhere: the data is what starts a gzip member.
+  // Both are input, so each byte is searched once (the end marker found for one start serves every
+  // start before it) and at most kCandidates members are decoded.
+  constexpr int kCandidates = 8;
+  int decoded = 0;
+  size_t end = 0;
   for (size_t at = bytes.find(kStart); at != std::string_view::npos; at = bytes.find(kStart, at + 1)) {
-    size_t data = at + kStart.size(), end = bytes.find(kEnd, data);
+    size_t data = at + kStart.size();
+    if (end < data) end = bytes.find(kEnd, data);
     if (end == std::string_view::npos) break;
     std::span<const uint8_t> gzip = elf.subspan(data, end - data);
     if (detect_stream_format(gzip) != StreamFormat::kGzip) continue;
+    if (decoded++ == kCandidates) break;
     // A configuration is some 300 KB of text; 16 MiB bounds a hostile one.
     Result<std::vector<uint8_t>> text = decode_stream(StreamFormat::kGzip, gzip, "IKCONFIG", 16 << 20);
     if (text) return std::string(text->begin(), text->end());

@@ -133,9 +133,13 @@ uint64_t leading_code(const KernelInput& input, const LoadSegment& s) {
   return end - s.offset;
 }
 
-uint64_t headers_size(const KernelInput& input) {
-  const auto& ehdr = *reinterpret_cast<const elf::Ehdr*>(input.elf.data());
-  return sizeof(elf::Ehdr) + uint64_t{ehdr.phnum} * sizeof(elf::Phdr);
+uint64_t program_header_count(const KernelInput& input) {
+  return reinterpret_cast<const elf::Ehdr*>(input.elf.data())->phnum;
+}
+
+// The ELF header and a program header table with room for `added` more headers than the input's.
+uint64_t headers_size(const KernelInput& input, uint64_t added) {
+  return sizeof(elf::Ehdr) + (program_header_count(input) + added) * sizeof(elf::Phdr);
 }
 
 // A run of whole zero pages inside a segment's kept bytes, as offsets from the segment's start.
@@ -163,7 +167,9 @@ std::vector<Range> relocation_targets(const KernelInput& input) {
 }
 
 // The longest runs of at least kMinLeftOutZeros whole zero pages (physical pages) inside the
-// segments' kept bytes, as many as the stub's segment limit allows, in file order.
+// segments' kept bytes, in file order, as many as the stub's limits allow: each run adds a PT_LOAD
+// (kMaxLoadSegments) and a program header beside every header the input has (kMaxProgramHeaders;
+// the rewrite keeps empty headers, so an input of 64 leaves room for none).
 // `kept_bytes`: each segment's bytes without its trailing zeros.
 std::vector<ZeroRun> zero_runs_to_leave_out(const KernelInput& input, const std::vector<uint64_t>& kept_bytes) {
   const KernelHeaders& k = input.kernel;
@@ -189,7 +195,9 @@ std::vector<ZeroRun> zero_runs_to_leave_out(const KernelInput& input, const std:
     return std::any_of(targets.begin(), targets.end(), [&](const Range& t) { return t.overlaps(memory); });
   });
   std::stable_sort(runs.begin(), runs.end(), [](const ZeroRun& a, const ZeroRun& b) { return a.size() > b.size(); });
-  uint64_t room = kMaxLoadSegments - k.segment_count;
+  uint64_t room =
+      std::min<uint64_t>(kMaxLoadSegments - k.segment_count,
+                         kMaxProgramHeaders - std::min<uint64_t>(program_header_count(input), kMaxProgramHeaders));
   if (runs.size() > room) runs.resize(room);
   std::sort(runs.begin(), runs.end(), [](const ZeroRun& a, const ZeroRun& b) {
     return a.segment != b.segment ? a.segment < b.segment : a.begin < b.begin;
@@ -207,7 +215,7 @@ PayloadElf layout_compact(const KernelInput& input, InnerZeros inner_zeros) {
   if (inner_zeros == InnerZeros::kLeftOut) left_out = zero_runs_to_leave_out(input, kept_bytes);
   std::vector<Placement> placements;
   std::vector<uint64_t> code;  // per placement
-  uint64_t at = headers_size(input);
+  uint64_t at = headers_size(input, left_out.size());
   for (uint32_t i = 0; i < k.segment_count; ++i) {
     const LoadSegment& s = k.segments[i];
     uint64_t kept = kept_bytes[i];

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <regex>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -19,25 +19,73 @@ using elf::Rela;
 using elf::Shdr;
 using elf::Sym;
 
-// Absolute symbols whose values do not move with the kernel: relocations against them are skipped.
+// Symbol names are input: they are matched by comparison, never by a backtracking matcher, which a
+// name of 10^5 characters could send through as many stack frames (libstdc++'s std::regex).
+bool is_one_of(std::string_view name, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+bool starts_with_one_of(std::string_view name, std::initializer_list<std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return name.starts_with(p); });
+}
+
+// Absolute symbols whose values do not move with the kernel: relocations against them are skipped
+// (the kernel's arch/x86/tools/relocs.c, sym_regex_kernel's S_ABS).
 bool constant_absolute_symbol(std::string_view name) {
-  static const std::regex pattern(
-      "xen_irq_disable_direct_reloc|xen_save_fl_direct_reloc|xen_elfnote_.+_offset|"
-      "(VDSO|__kcfi_typeid_|__crc_).*");
-  return std::regex_match(name.begin(), name.end(), pattern);
+  constexpr std::string_view kElfnote = "xen_elfnote_", kOffset = "_offset";
+  return is_one_of(name, {"xen_irq_disable_direct_reloc", "xen_save_fl_direct_reloc"}) ||
+         starts_with_one_of(name, {"VDSO", "__kcfi_typeid_", "__crc_"}) ||
+         (name.size() > kElfnote.size() + kOffset.size() && name.starts_with(kElfnote) && name.ends_with(kOffset));
 }
 
 // Symbols the linker marks absolute (defined outside any output section in the linker script)
-// although they are addresses in the kernel: relocations against them are listed like any other.
+// although they are addresses in the kernel: relocations against them are listed like any other
+// (relocs.c's S_REL).
 bool relative_absolute_symbol(std::string_view name) {
-  static const std::regex pattern(
-      "__init_(begin|end)|__x86_cpu_dev_(start|end)|(__parainstructions|__alt_instructions)(_end)?|"
-      "(__iommu_table|__apicdrivers|__smp_locks)(_end)?|__(start|end)_pci_.*|__(start|end)_builtin_fw|"
-      "__(start|stop)___(ksymtab|kcrctab)(_gpl)?|__(start|stop)___(param|modver|bug_table)|"
-      "__tracedata_(start|end)|__(start|stop)_notes|__end_rodata(_aligned|_hpage_align)?|"
-      "__initramfs_start|__builtin_initramfs_start|jiffies(_64)?|__per_cpu_load|init_per_cpu__.*|"
-      "__vvar_page|_end");
-  return std::regex_match(name.begin(), name.end(), pattern);
+  return is_one_of(name, {"__init_begin",
+                          "__init_end",
+                          "__x86_cpu_dev_start",
+                          "__x86_cpu_dev_end",
+                          "__parainstructions",
+                          "__parainstructions_end",
+                          "__alt_instructions",
+                          "__alt_instructions_end",
+                          "__iommu_table",
+                          "__iommu_table_end",
+                          "__apicdrivers",
+                          "__apicdrivers_end",
+                          "__smp_locks",
+                          "__smp_locks_end",
+                          "__start_builtin_fw",
+                          "__end_builtin_fw",
+                          "__start___ksymtab",
+                          "__stop___ksymtab",
+                          "__start___ksymtab_gpl",
+                          "__stop___ksymtab_gpl",
+                          "__start___kcrctab",
+                          "__stop___kcrctab",
+                          "__start___kcrctab_gpl",
+                          "__stop___kcrctab_gpl",
+                          "__start___param",
+                          "__stop___param",
+                          "__start___modver",
+                          "__stop___modver",
+                          "__start___bug_table",
+                          "__stop___bug_table",
+                          "__tracedata_start",
+                          "__tracedata_end",
+                          "__start_notes",
+                          "__stop_notes",
+                          "__end_rodata",
+                          "__end_rodata_aligned",
+                          "__end_rodata_hpage_align",
+                          "__initramfs_start",
+                          "__builtin_initramfs_start",
+                          "jiffies",
+                          "jiffies_64",
+                          "__per_cpu_load",
+                          "__vvar_page",
+                          "_end"}) ||
+         starts_with_one_of(name, {"__start_pci_", "__end_pci_", "init_per_cpu__"});
 }
 
 // A symbol table with its string table and, when present, its extended section index table.
@@ -55,25 +103,38 @@ struct SymbolTable {
   }
 };
 
-Result<SymbolTable> symbol_table(const ElfSections& sections, size_t index) {
-  if (index >= sections.count() || sections[index].type != elf::kShtSymtab)
-    return sections.fail("has a relocation section whose symbol table index " + std::to_string(index) +
-                         " is not a symbol table");
-  SymbolTable table;
-  table.symbols = KPACK_TRY_RESULT(sections.contents(index));
-  table.strtab = sections[index].link;
-  for (size_t i = 0; i < sections.count(); ++i) {
-    if (sections[i].type != elf::kShtSymtabShndx || sections[i].link != index) continue;
-    table.xindex = KPACK_TRY_RESULT(sections.contents(i));
+// Every symbol table of a file, with the extended index table that links to each, found in one pass
+// over the sections (one pass per relocation section made a file of n sections cost n^2).
+class SymbolTables {
+ public:
+  explicit SymbolTables(const ElfSections& sections) : sections_(sections) {
+    for (size_t i = 0; i < sections.count(); ++i)
+      if (sections[i].type == elf::kShtSymtabShndx) xindex_of_.emplace(sections[i].link, i);
   }
-  return table;
-}
+
+  Result<SymbolTable> at(size_t index) const {
+    if (index >= sections_.count() || sections_[index].type != elf::kShtSymtab)
+      return sections_.fail("has a relocation section whose symbol table index " + std::to_string(index) +
+                            " is not a symbol table");
+    SymbolTable table;
+    table.symbols = KPACK_TRY_RESULT(sections_.contents(index));
+    table.strtab = sections_[index].link;
+    if (auto x = xindex_of_.find(index); x != xindex_of_.end())
+      table.xindex = KPACK_TRY_RESULT(sections_.contents(x->second));
+    return table;
+  }
+
+ private:
+  const ElfSections& sections_;
+  std::map<size_t, size_t> xindex_of_;  // symbol table -> its SHT_SYMTAB_SHNDX (the first one)
+};
 
 // The value of the first symbol named `wanted` in any symbol table.
 Result<std::optional<uint64_t>> find_symbol(const ElfSections& sections, std::string_view wanted) {
+  SymbolTables tables(sections);
   for (size_t i = 0; i < sections.count(); ++i) {
     if (sections[i].type != elf::kShtSymtab) continue;
-    SymbolTable table = KPACK_TRY_RESULT(symbol_table(sections, i));
+    SymbolTable table = KPACK_TRY_RESULT(tables.at(i));
     for (size_t s = 0; s < table.count(); ++s) {
       Sym sym = table.at(s);
       if (sym.name == 0) continue;
@@ -147,14 +208,14 @@ struct Relocation {
 class ListSorter {
  public:
   ListSorter(const ElfSections& sections, RelocationFormat format, const SpecialSections& special)
-      : sections_(sections), special_(special) {
+      : sections_(sections), tables_(sections), special_(special) {
     lists_.format = format;
   }
 
   // Every entry of relocation section `index` into its list, or the error the kernel's tool reports.
   Status add_section(size_t index) {
     const Shdr& rela = sections_[index];
-    SymbolTable symbols = KPACK_TRY_RESULT(symbol_table(sections_, rela.link));
+    SymbolTable symbols = KPACK_TRY_RESULT(tables_.at(rela.link));
     std::span<const uint8_t> entries = KPACK_TRY_RESULT(sections_.contents(index));
     const bool into_percpu = special_.zero_based_percpu && rela.info == *special_.zero_based_percpu;
     const bool into_head_text = !legacy() && special_.head_text && rela.info == *special_.head_text;
@@ -262,6 +323,7 @@ class ListSorter {
   }
 
   const ElfSections& sections_;
+  SymbolTables tables_;
   SpecialSections special_;
   RelocationLists lists_;
 };

@@ -547,6 +547,39 @@ TEST_CASE("a raw payload leaves out the longest zero runs that keep it within th
   CHECK(out.kernel.segments[13].filesz == 19 * 0x18000 - 12 * 0x18000 - 0x10000);
 }
 
+// One 2 MiB text segment with 20 runs of 16 zero pages, and PHNUM program headers (the ones past
+// the PT_LOAD and the PT_NOTE empty: PT_NULL).
+KernelInput kernel_with_headers(uint16_t phnum) {
+  std::vector<uint8_t> elf = test::make_kernel_elf({{0x1000000, 0x200000, 0x200000, elf::kPfR | elf::kPfX}});
+  const auto* phdrs = reinterpret_cast<const elf::Phdr*>(elf.data() + sizeof(elf::Ehdr));
+  uint64_t text = phdrs[0].offset;
+  for (uint64_t run = 0; run < 20; ++run) {
+    uint64_t at = text + 0x1000 + run * 0x18000;
+    std::fill(elf.begin() + static_cast<long>(at), elf.begin() + static_cast<long>(at + 0x10000), 0);
+  }
+  reinterpret_cast<elf::Ehdr*>(elf.data())->phnum = phnum;
+  Result<KernelInput> input = kernel_input_from_elf(elf, "headers.elf");
+  REQUIRE(input.ok());
+  return *input;
+}
+
+TEST_CASE("a raw payload leaves out no more zero runs than the program header table can list") {
+  // 64 headers, the most the stub reads: no room for a piece's header, so every zero stays (the
+  // rewrite once listed 79 and trapped on its own output).
+  PayloadElf full = layout_compact(kernel_with_headers(kMaxProgramHeaders), InnerZeros::kLeftOut);
+  CHECK(full.kernel.segment_count == 1);
+  CHECK(reinterpret_cast<const elf::Ehdr*>(full.bytes.data())->phnum == kMaxProgramHeaders);
+  // 58 headers: room for 6 pieces after the first, the first 6 runs (all 16 pages: file order).
+  PayloadElf some = layout_compact(kernel_with_headers(58), InnerZeros::kLeftOut);
+  REQUIRE(some.kernel.segment_count == 7);
+  CHECK(reinterpret_cast<const elf::Ehdr*>(some.bytes.data())->phnum == kMaxProgramHeaders);
+  CHECK(some.kernel.headers_end <= some.kernel.segments[0].offset);
+  CHECK(some.kernel.segments[6].paddr == 0x1000000 + 0x1000 + 5 * 0x18000 + 0x10000);
+  // Through a whole image, which reads back.
+  std::vector<uint8_t> image = pack(kernel_with_headers(kMaxProgramHeaders), Codec::kRaw, RawLayout::kCompact);
+  CHECK(read_bzimage(image, "headers.img").ok());
+}
+
 TEST_CASE("kpack extract joins a raw payload's pieces again: the ELF a compressed payload stores, byte for byte") {
   KernelInput input = kernel_with_zero_runs();
   std::vector<uint8_t> stored = layout_compact(input).bytes;

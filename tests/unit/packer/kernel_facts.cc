@@ -114,6 +114,15 @@ TEST_CASE("the embedded configuration is the gzip data between IKCFG_ST and IKCF
   CHECK(embedded_config(markers) == std::nullopt);
 }
 
+TEST_CASE("the embedded configuration: many start markers cost one search for the end marker") {
+  // 200,000 start markers before the real configuration: once a search to the end marker per start
+  // (some 2 * 10^11 byte compares), now each byte looked at once.
+  std::vector<uint8_t> elf = vmlinux();
+  for (int i = 0; i < 200000; ++i) elf.insert(elf.end(), {'I', 'K', 'C', 'F', 'G', '_', 'S', 'T'});
+  std::vector<uint8_t> with = with_ikconfig(elf, kConfig5);
+  CHECK(embedded_config(with) == std::string(kConfig5));
+}
+
 TEST_CASE("a System.map names linux_banner and __pgtable_l5_enabled") {
   SystemMap map = read_system_map(
       "ffffffff81000000 T _text\nffffffff82a00100 D linux_banner\n"

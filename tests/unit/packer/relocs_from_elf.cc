@@ -321,6 +321,39 @@ TEST_CASE("absolute symbols: listed when known relative (S_REL), skipped when co
   }
 }
 
+TEST_CASE("absolute symbol names are compared, not matched by a backtracking matcher: a 200,000-character name") {
+  // std::regex_match recursed once per character on such a name and overflowed the stack.
+  for (const std::string& name : {std::string(200000, 'j'), "__crc_" + std::string(200000, 'x'),
+                                  "xen_elfnote_" + std::string(200000, 'x') + "_offset"}) {
+    ElfBuilder b;
+    uint32_t t = b.section(".text", kProgbits, kAllocExec, kText);
+    b.rela(t, kText + 0x10, elf::kRX86_64_64, b.symbol(name, elf::kShnAbs, 1));
+    Result<std::optional<RelocationLists>> table = relocs_from_elf(b.build(), kModern, "vmlinux");
+    if (name[0] == 'j') {
+      REQUIRE_FALSE(table.ok());
+      CHECK(table.error().message.find("against absolute symbol jjjj") != std::string::npos);
+    } else {
+      REQUIRE(table.ok());  // constants: skipped
+      REQUIRE(table->has_value());
+      CHECK((*table)->relocs64.empty());
+    }
+  }
+}
+
+TEST_CASE("every relocation section finds its symbol table in one pass over the sections: 20,000 of them") {
+  ElfBuilder b;
+  uint32_t symbol = 0;
+  std::vector<uint32_t> texts;
+  for (int i = 0; i < 20000; ++i) texts.push_back(b.section(".text", kProgbits, kAllocExec, kText + i * 0x100ull));
+  symbol = b.symbol("", static_cast<uint16_t>(texts[0]));
+  for (size_t i = 0; i < texts.size(); ++i) b.rela(texts[i], kText + i * 0x100 + 8, elf::kRX86_64_64, symbol);
+  std::vector<uint8_t> file = b.build();
+  Result<std::optional<RelocationLists>> table = relocs_from_elf(file, kModern, "vmlinux");
+  REQUIRE(table.ok());
+  REQUIRE(table->has_value());
+  CHECK((*table)->relocs64.size() == 20000);
+}
+
 TEST_CASE("up to 6.14, an SMP kernel's zero-based per-CPU section: inverse-32 list, skipped and moved addresses") {
   constexpr uint64_t kPerCpuLoad = kText + 0x2000;  // where .data..percpu's initial copy sits
   ElfBuilder b;
