@@ -54,10 +54,10 @@ for part in "${parts[@]}"; do
 done
 
 # Runs per figure: the full run, or --quick's few.
-# Kernels as TAG=FETCH-ARGUMENTS (scripts/fetch-kernel.sh; "-" for none): Debian 12's 6.1 (stock lz4)
+# Kernels as TAG=FETCH,ARGUMENTS (scripts/fetch-kernel.sh's, commas for spaces; "-" for none): Debian 12's 6.1 (stock lz4)
 # and 6.12 (stock zstd), and the newest trixie-backports kernel (7.x, stock zstd; its tag is its
 # series, read from the version fetched).
-newest="newest=--suite trixie-backports"
+newest="newest=--suite,trixie-backports"
 if [[ -n $quick ]]; then
     kernel_specs="6.1=- $newest" icount_runs=1 max_runs=3 wall_rounds=5 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=1 xz_runs=1 setup_runs=1
 else
@@ -105,6 +105,7 @@ load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 kernels=
 for spec in $kernel_specs; do
     tag=${spec%%=*} fetch_args=${spec#*=}
+    fetch_args=${fetch_args//,/ }
     [[ $fetch_args != - ]] || fetch_args=
     # shellcheck disable=SC2086 # the fetch arguments are words
     vmlinuz=$("$repo/scripts/fetch-kernel.sh" $fetch_args) || fail "fetching the $tag kernel ($fetch_args)"
