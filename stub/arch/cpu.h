@@ -64,6 +64,11 @@ inline uint64_t read_cr3() {
 }
 // Flushes the TLB's non-global entries as it reloads the same page tables.
 inline void write_cr3(uint64_t value) { asm volatile("mov %0, %%cr3" : : "r"(value) : "memory"); }
+inline uint64_t read_cr4() {
+  uint64_t cr4;
+  asm volatile("mov %%cr4, %0" : "=r"(cr4));
+  return cr4;
+}
 
 // XCR0, the state components XSAVE manages; defined only once CR4.OSXSAVE is set.
 inline uint64_t read_xcr0() {

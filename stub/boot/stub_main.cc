@@ -63,9 +63,12 @@ class ApplicationProcessors final : public FrameWorkers {
     request_.env = &env;
     request_.memory = &memory;
     request_.image = range_of(reinterpret_cast<uint64_t>(handover.image_base), handover.packer_record->image_size);
-    // No more than the engine can give work to.
+    // No more than the engine can give work to, kpack.cpus= allows, or the kernel will bring up
+    // itself (nr_cpus=1 in a crash kernel: the stub INITs no other CPU).
     uint64_t cpus = options.cpus ? options.cpus : kMaxFrameWorkers + 1;
+    if (options.kernel_cpus && options.kernel_cpus < cpus) cpus = options.kernel_cpus;
     request_.max_cpus = static_cast<uint32_t>(cpus < kMaxFrameWorkers + 1 ? cpus : kMaxFrameWorkers + 1);
+    request_.disabled_apic_id = options.disabled_apic_id;
     request_.break_trampoline = options.test_broken_trampoline;
   }
 

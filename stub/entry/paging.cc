@@ -61,12 +61,6 @@ bool map_range(PageTables* t, MapWindows* w, uint64_t begin, uint64_t size) {
 
 MapWindows stub_map_windows;
 
-uint64_t read_cr4() {
-  uint64_t cr4;
-  asm volatile("mov %%cr4, %0" : "=r"(cr4));
-  return cr4;
-}
-
 }  // namespace
 
 extern "C" {
@@ -100,7 +94,7 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
                                  reinterpret_cast<uint64_t>(params)));
   // A CPU in 5-level mode reads CR3 as a PML5 (turning LA57 off needs paging off: stub_main's
   // job, once it knows what the kernel wants); the tables below it are the same.
-  bool five_levels = read_cr4() & kpack::kCr4La57;
+  bool five_levels = kpack::read_cr4() & kpack::kCr4La57;
   return reinterpret_cast<uint64_t>(five_levels ? tables->pml5 : tables->pml4);
 }
 

@@ -19,6 +19,41 @@ bool parse_decimal(const char* p, const char* end, int64_t* out) {
   return true;
 }
 
+// get_option's number (lib/cmdline.c, simple_strtol with base 0): an optional '-', then 0x and hex
+// digits, 0 and octal ones, or decimal ones, up to the first byte that is none; false without a
+// digit. 19 digits or more read as the largest value (a limit that large limits nothing).
+bool parse_kernel_integer(const char* p, const char* end, int64_t* out) {
+  bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  uint32_t base = 10;
+  if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+    base = 16, p += 2;
+  else if (p < end && *p == '0')
+    base = 8;
+  int64_t value = 0;
+  int digits = 0;
+  for (; p < end; ++p, ++digits) {
+    uint32_t c = static_cast<uint8_t>(*p), digit = c >= '0' && c <= '9'                     ? c - '0'
+                                                   : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+                                                                                            : 99;
+    if (digit >= base) break;
+    value = digits >= 18 ? INT64_MAX : value * base + digit;
+  }
+  if (!digits) return false;
+  *out = negative ? -value : value;
+  return true;
+}
+
+// The kernel's CPU limit from nosmp, maxcpus= (setup_max_cpus; 0 is nosmp) and nr_cpus= (only a
+// positive value counts): the smallest of those given, 0 for none.
+uint64_t kernel_cpu_limit(bool nosmp, int64_t max_cpus, int64_t nr_cpus) {
+  uint64_t limit = nosmp ? 1 : 0;
+  auto apply = [&](uint64_t n) { limit = limit && limit < n ? limit : n; };
+  if (max_cpus >= 0) apply(max_cpus == 0 ? 1 : static_cast<uint64_t>(max_cpus));
+  if (nr_cpus > 0) apply(static_cast<uint64_t>(nr_cpus));
+  return limit;
+}
+
 }  // namespace
 
 StubOptions parse_stub_options(const char* text, uint64_t length) {
@@ -27,16 +62,30 @@ StubOptions parse_stub_options(const char* text, uint64_t length) {
   o.no_five_level = command_line_has(text, length, "no5lvl");
   uint64_t options_end = kernel_options_end(text, length);
   command_line::Bytes read{text};
+  bool nosmp = false;
+  int64_t max_cpus = -1, nr_cpus = -1, disabled_apic_id = -1;
   command_line::for_each_word(read, uint64_t{0}, options_end, [&](const command_line::Word<uint64_t>& word) {
     auto flag = [&](const char* name) { return command_line::is_flag(read, word, name); };
     if (flag("kpack.debug")) o.debug = true;
     if (flag("kpack.test_broken_trampoline")) o.test_broken_trampoline = true;
     if (flag("kpack.test_stopped_helper")) o.test_stopped_helper = true;
     if (flag("kpack.test_decode_before_exit")) o.test_decode_before_exit = true;
+    auto number = [&](const char* key, int64_t* out) {
+      if (command_line::has_key(read, word, key))
+        parse_kernel_integer(text + word.value_begin, text + word.value_end, out);
+    };
     if (command_line::has_key(read, word, "panic"))
       parse_decimal(text + word.value_begin, text + word.value_end, &o.panic_seconds);
+    // An early parameter's key matches with or without a value ("nosmp=1" is nosmp too).
+    nosmp |= flag("nosmp") || command_line::has_key(read, word, "nosmp");
+    number("maxcpus", &max_cpus);
+    number("nr_cpus", &nr_cpus);
+    number("disable_cpu_apicid", &disabled_apic_id);
     return false;
   });
+  o.kernel_cpus = kernel_cpu_limit(nosmp, max_cpus, nr_cpus);
+  // setup_max_cpus and disabled_cpu_apicid are unsigned: -1 is no CPU.
+  o.disabled_apic_id = disabled_apic_id >= 0 && disabled_apic_id <= UINT32_MAX ? disabled_apic_id : -1;
   o.cpus = command_line_number(text, options_end, "kpack.cpus", 0);
   return o;
 }

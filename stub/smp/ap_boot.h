@@ -32,6 +32,7 @@ inline constexpr uint32_t kApCr0Protected = kCr0Pe | kCr0Et;
 // Long mode with SSE as entry64.S sets it up on the BSP (CR0.EM clear, CR0.MP set, CR4.OSFXSR and
 // CR4.OSXMMEXCPT set): the codec libraries use SSE on every CPU.
 inline constexpr uint32_t kApCr0Long = kCr0Pg | kCr0Ne | kCr0Et | kCr0Mp | kCr0Pe;
+// The boot CPU's CR4.LA57 goes with them (smp.cc): the APs share its page tables.
 inline constexpr uint32_t kApCr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
 
 // `stacks` until the boot CPU has stacks to hand out: the APs wait in 64-bit mode, on no stack.

@@ -36,7 +36,9 @@ ap_trampoline_code32:
 	movl	%eax, %ss
 	movl	%eax, %fs
 	movl	%eax, %gs
-	// CR4: PAE, which long mode needs, and SSE's OSFXSR and OSXMMEXCPT.
+	// CR4: PAE, which long mode needs, SSE's OSFXSR and OSXMMEXCPT, and LA57 when the boot CPU
+	// runs with 5-level paging (a kexec from a 5-level kernel): its CR3 below is then a PML5, which
+	// an AP without LA57 would walk as a PML4. LA57 can only be set with paging off, as here.
 	movl	AP_DATA + AP_CR4(%ebx), %eax
 	movl	%eax, %cr4
 	// The boot CPU's identity map.

@@ -127,11 +127,10 @@ ApBootData* prepare_trampoline(PhysicalMemory& memory, uint64_t page) {
   data.to_code32 = {static_cast<uint32_t>(page + (ap_trampoline_code32 - ap_trampoline_start)), kApCode32Selector};
   data.to_code64 = {static_cast<uint32_t>(page + (ap_trampoline_code64 - ap_trampoline_start)),
                     boot::kBootCodeSelector};
-  uint64_t cr3;
-  asm volatile("mov %%cr3, %0" : "=r"(cr3));
+  uint64_t cr3 = read_cr3();
   data.cr0 = kApCr0Long;
   data.cr3 = static_cast<uint32_t>(cr3);
-  data.cr4 = kApCr4;
+  data.cr4 = kApCr4 | (read_cr4() & kCr4La57);  // CR3 is a PML5 when the boot CPU has LA57
   data.efer = kEferLme | (static_cast<uint32_t>(read_msr(kMsrEfer)) & kEferNxe);
   data.stacks = kApStacksPending;
   data.entry = reinterpret_cast<uint64_t>(&ap_entry);
@@ -153,8 +152,7 @@ void wait_while_any_in(uint32_t state, uint64_t deadline) {
 // and reach long mode through a 32-bit CR3.
 StubStatus find_startup_page(const WakeRequest& request, const CpuList& cpus, uint64_t* page) {
   uint32_t self = current_apic_id();
-  uint64_t cr3;
-  asm volatile("mov %%cr3, %0" : "=r"(cr3));
+  uint64_t cr3 = read_cr3();
   if (cpu_index_of(cpus, self) < 0) return fail("SMP: boot CPU not listed (APIC ID)", self);
   if (!helpers.apic.open()) return fail("SMP: no local APIC");
   if (cr3 >> 32) return fail("SMP: CR3 above 4 GiB", cr3);
@@ -163,12 +161,14 @@ StubStatus find_startup_page(const WakeRequest& request, const CpuList& cpus, ui
   return StubStatus::success();
 }
 
-// The APs the firmware lists besides this CPU, in its order, as many as kpack.cpus allows.
+// The APs the firmware lists besides this CPU and the one disable_cpu_apicid= names (a crash
+// kernel's old boot CPU), in its order, as many as max_cpus allows.
 void list_woken(const WakeRequest& request, const CpuList& cpus) {
   uint32_t self = current_apic_id();
   helpers.woken = 0;
   for (uint32_t i = 0; i < cpus.count && helpers.woken + 1 < request.max_cpus; ++i)
-    if (cpus.apic_id[i] != self) helpers.woken_ids[helpers.woken++] = cpus.apic_id[i];
+    if (cpus.apic_id[i] != self && int64_t{cpus.apic_id[i]} != request.disabled_apic_id)
+      helpers.woken_ids[helpers.woken++] = cpus.apic_id[i];
 }
 
 // INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel. An AP
@@ -206,6 +206,10 @@ uint32_t wake_helpers(const WakeRequest& request, HelperReport* report) {
   if (!report->problem.ok()) return 0;
   report->found = cpus.count;
   if (cpus.count < 2) return 0;
+  list_woken(request, cpus);
+  uint32_t woken = helpers.woken;
+  helpers.woken = 0;     // until the INITs go out: park_helpers INITs only CPUs this woke
+  if (!woken) return 0;  // the others are disabled_apic_id's
   // Everything an AP reads before its stack is in place before the first INIT.
   uint64_t page = 0;
   report->problem = find_startup_page(request, cpus, &page);
@@ -216,7 +220,7 @@ uint32_t wake_helpers(const WakeRequest& request, HelperReport* report) {
     return 0;
   }
   helpers.break_trampoline = request.break_trampoline;
-  list_woken(request, cpus);
+  helpers.woken = woken;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   helpers.apic.enable();
   helpers.check_in_deadline = deadline_after(kCheckInMicroseconds);

@@ -37,6 +37,7 @@ struct WakeRequest {
   uint64_t rsdp = 0;              // 0: no ACPI, look for the MP table
   Range image;                    // the loaded image: the trampoline page must not overlap it
   uint32_t max_cpus = 1;          // the boot CPU included: 1 wakes nothing (kpack.cpus=N)
+  int64_t disabled_apic_id = -1;  // never sent INIT or START (disable_cpu_apicid=); -1: none
   bool break_trampoline = false;  // test only: every AP parks before it checks in
 };
 

@@ -26,6 +26,9 @@
 #   kexec-file       the same with `kexec -s -l` (kexec_file_load: the kernel's bzImage64 loader)
 #   kexec-high       `kexec -l` in a 6 GiB guest: kexec-tools' bzImage64 loader takes the highest
 #                    hole, so the image runs from above 4 GiB (XLF_CAN_BE_LOADED_ABOVE_4G)
+#   kdump            the stock kernel boots with crashkernel=256M, loads the image with `kexec -p`
+#                    and panics on its last CPU: the image boots as the crash kernel there, with
+#                    KPACK_APPEND's words only on its command line (nr_cpus=1, disable_cpu_apicid=)
 #   LOADER-la57      LOADER (any of the above, or seabios) under -cpu max, whose CPU has LA57 under
 #                    TCG: the kernel must run with 5-level paging, as it does from the stock image
 #                    (/init's KPACK_PAGING_LEVELS=5). kexec-la57 and kexec-file-la57 enter the image
@@ -194,17 +197,23 @@ EOF
         "${boot[@]}" --no-kernel "$image" "$initrd" -cdrom "$iso" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$iso"
         exit $status ;;
-    kexec|kexec-file|kexec-high)
+    kexec|kexec-file|kexec-high|kdump)
         stage1=$out/$name.cpio
         "$here/make-kexec-initramfs.sh" "$out/kexec-base.cpio" "$image" "$initrd" "$stage1"
         flags=; [[ $loader != kexec-file ]] || flags=-s
+        first_append="kpack_kexec_flags=$flags ${KPACK_APPEND:-}"
+        if [[ $loader == kdump ]]; then
+            # One word for the first kernel's command line: the crash kernel's, commas for spaces.
+            # shellcheck disable=SC2086 # echo joins the words with single spaces
+            words=$(echo ${KPACK_APPEND:-} | tr ' ' ',')
+            first_append="kpack_kexec_flags= crashkernel=256M kpack_crash_words=${words:-kpack.none}"
+        fi
         # The stock kernel (SeaBIOS, -kernel) is the first stage in every case: only the kexec'd
         # image varies. 1 GiB: the first stage holds the image and the second initramfs in tmpfs.
         # TCG allocates guest RAM lazily, so 6 GiB costs only what the kernels touch.
         mem=1G; [[ $loader != kexec-high ]] || mem=6G
         status=0
-        KPACK_APPEND="kpack_kexec_flags=$flags ${KPACK_APPEND:-}" \
-            "${boot[@]}" "$vmlinuz" "$stage1" -m "$mem" "${extra[@]}" || status=$?
+        KPACK_APPEND=$first_append "${boot[@]}" "$vmlinuz" "$stage1" -m "$mem" "${extra[@]}" || status=$?
         [[ $status -ne 0 ]] || rm -f "$stage1"
         # The point of kexec-high is an image above 4 GiB: make sure it was (kpack.debug says).
         if [[ $status -eq 0 && $loader == kexec-high && $kind != stock ]] &&

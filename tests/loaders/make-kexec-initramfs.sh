@@ -5,7 +5,8 @@
 # BASE.cpio (built once, under a lock, reused by every kexec test) holds busybox-static, kexec from
 # kexec-tools with the shared libraries ldd names, and a shell /init that loads /image with
 # /stage2.cpio.gz as its initrd and jumps to it. `kpack_kexec_flags=-s` on the first kernel's
-# command line selects kexec_file_load. OUT.cpio is BASE.cpio followed by a second archive with
+# command line selects kexec_file_load; `kpack_crash_words=` loads it as a crash kernel (kexec -p)
+# and panics. OUT.cpio is BASE.cpio followed by a second archive with
 # IMAGE and STAGE2_INITRD: the kernel unpacks concatenated archives in turn, so only that small
 # part is written per test. Uncompressed on purpose: unpacking is faster than gunzip under TCG.
 # Exit 77 when busybox or kexec is missing.
@@ -53,7 +54,18 @@ echo "kpack-kexec: kexec $flags -l /image"
 # kpack.debug: the stub reports where the kexec loader put it and where the kernel went. Other
 # kpack.* words of this command line (the tests' requests, e.g. kpack.cpuonline) go along.
 words=$(tr ' ' '\n' < /proc/cmdline | grep '^kpack\.' | grep -v '^kpack\.debug$' | tr '\n' ' ')
-if kexec $flags -l /image --initrd=/stage2.cpio.gz --append="console=ttyS0 panic=-1 kpack.debug $words"; then
+# kpack_crash_words=A,B (tests/loaders/loader-boot.sh's kdump): load /image as the crash kernel
+# with the words A B (nr_cpus=1, disable_cpu_apicid=0, ...), then panic on the last CPU, so the
+# crash kernel starts there, as a dump after a panic on an AP does, with CPU 0 stopped.
+if grep -q 'kpack_crash_words=' /proc/cmdline; then
+    crash=$(sed -n 's/.*kpack_crash_words=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+    last=$(($(nproc) - 1))
+    echo "kpack-kexec: kexec $flags -p /image, words: $crash; panic on CPU $last"
+    if kexec $flags -p /image --initrd=/stage2.cpio.gz --append="console=ttyS0 panic=-1 kpack.debug $crash"; then
+        echo 1 > /proc/sys/kernel/sysrq
+        taskset -c "$last" sh -c 'echo c > /proc/sysrq-trigger'
+    fi
+elif kexec $flags -l /image --initrd=/stage2.cpio.gz --append="console=ttyS0 panic=-1 kpack.debug $words"; then
     echo "kpack-kexec: loaded; kexec -e"
     kexec -e
 fi

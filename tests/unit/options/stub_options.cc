@@ -103,3 +103,36 @@ TEST_CASE("the command line ends at its NUL or its length") {
   CHECK_FALSE(parse_stub_options(text, sizeof(text) - 1).debug);
   CHECK_FALSE(parse_stub_options("kpack.debug", 5).debug);
 }
+
+TEST_CASE("the kernel's CPU limits: nosmp, maxcpus=, nr_cpus= and disable_cpu_apicid=, as its early parameters") {
+  StubOptions none = parse("console=ttyS0");
+  CHECK(none.kernel_cpus == 0);
+  CHECK(none.disabled_apic_id == -1);
+  CHECK(parse("nosmp").kernel_cpus == 1);
+  CHECK(parse("nosmp=1").kernel_cpus == 1);    // an early parameter's key, with a value or without
+  CHECK(parse("maxcpus=0").kernel_cpus == 1);  // 0 disables SMP, as nosmp
+  CHECK(parse("maxcpus=1").kernel_cpus == 1);
+  CHECK(parse("maxcpus=3").kernel_cpus == 3);
+  CHECK(parse("nr_cpus=1").kernel_cpus == 1);  // Debian's kdump-tools
+  CHECK(parse("nr_cpus=0").kernel_cpus == 0);  // only a positive nr_cpus counts
+  CHECK(parse("nr_cpus=-2").kernel_cpus == 0);
+  CHECK(parse("maxcpus=-1").kernel_cpus == 0);           // setup_max_cpus is unsigned: no limit
+  CHECK(parse("maxcpus=4 nr_cpus=2").kernel_cpus == 2);  // the smaller counts
+  CHECK(parse("nr_cpus=2 maxcpus=4 nosmp").kernel_cpus == 1);
+  CHECK(parse("maxcpus=2 maxcpus=6").kernel_cpus == 6);  // the last of a key, as parse_args applies them
+  CHECK(parse("maxcpus=abc").kernel_cpus == 0);          // no digits: ignored, as get_option ignores it
+  // get_option's numbers: hex, octal, and digits up to the first other byte.
+  CHECK(parse("maxcpus=0x10").kernel_cpus == 16);
+  CHECK(parse("maxcpus=010").kernel_cpus == 8);
+  CHECK(parse("nr_cpus=2,3").kernel_cpus == 2);
+  CHECK(parse("maxcpus=99999999999999999999999").kernel_cpus == uint64_t{INT64_MAX});
+  CHECK(parse("disable_cpu_apicid=0").disabled_apic_id == 0);
+  CHECK(parse("disable_cpu_apicid=0x1f").disabled_apic_id == 31);
+  CHECK(parse("disable_cpu_apicid=-1").disabled_apic_id == -1);
+  CHECK(parse("disable_cpu_apicid=").disabled_apic_id == -1);
+  // Behind "--" they are init's.
+  CHECK(parse("-- nr_cpus=1 nosmp disable_cpu_apicid=0").kernel_cpus == 0);
+  CHECK(parse("-- disable_cpu_apicid=0").disabled_apic_id == -1);
+  // A word that only begins like one is not it.
+  CHECK(parse("nosmpx maxcpus_x=1 xnr_cpus=1").kernel_cpus == 0);
+}
