@@ -7,6 +7,7 @@
 #include "stub/machine/acpi_rsdp.h"
 #include "stub/runtime/asm_symbols.h"
 #include "stub/machine/boot_environment.h"
+#include "stub/machine/reserved_memory.h"
 #include "stub/boot/boot.h"
 #include "stub/arch/cpu.h"
 #include "stub/arch/emulated_tlb.h"
@@ -214,6 +215,11 @@ uint64_t stub_main(const Handover& handover) {
                             reinterpret_cast<uint64_t>(image_base));
   if (!status.ok()) halt_with(status);
   StubOptions options = read_stub_options(env);
+  // Nothing the stub places, the kernel included, may land where the command line keeps memory
+  // from the kernel (memmap=, mem=).
+  status = remove_reserved_memory(options.kaslr, env.free);
+  if (!status.ok()) stop_boot(status, options);
+  env.command_line_memory = &options.kaslr;
   if (options.debug) serial::print("kpack: entered by %s\n", run_entry_name(handover.entry));
   if (options.debug) print_ram_source(env);
   if (!handover.efi_application) store_rsdp(params, memory);

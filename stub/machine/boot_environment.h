@@ -30,6 +30,9 @@ struct BootEnvironment {
   Range initrd;                    // empty when there is none
   Range rng_seed;                  // the SETUP_RNG_SEED node's bytes; empty when there is none
   uint32_t setup_data_nodes = 0;
+  // What the command line keeps from the kernel, once the stub has read it (stub_main), which its
+  // low pages keep clear of too (free has it removed already).
+  const KaslrOptions* command_line_memory = nullptr;
 };
 
 // `boot_params_addr` is the physical address of `params`. With the EFI map, `image_base` is where the

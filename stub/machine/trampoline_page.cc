@@ -1,5 +1,7 @@
 #include "stub/machine/trampoline_page.h"
 
+#include "stub/machine/reserved_memory.h"
+
 namespace kpack {
 
 namespace {
@@ -42,6 +44,7 @@ bool find_low_pages(const boot::BootParams& params, uint64_t params_addr, const 
   };
   for (Range r : live)
     if (!r.empty() && !low.remove(r).ok()) return false;
+  if (env.command_line_memory && !remove_reserved_memory(*env.command_line_memory, low).ok()) return false;
   if (params_addr < kTrampolineCeiling) {
     // The segment may start up to 64 KiB below boot_params and need not be 64 KiB aligned.
     uint64_t base = params_addr > kRealModeSegmentSize ? params_addr - kRealModeSegmentSize : 0;

@@ -61,27 +61,47 @@ uint64_t parse_size(const char*& p, const char* end) {
   return value;
 }
 
-// One memmap= value: comma-separated nn[KMG]{@#$!%}ss entries, or nn alone (a memory limit).
+void add_range(Range* ranges, uint32_t* count, Range r, bool* overflow) {
+  if (*count == kMaxReservedRanges)
+    *overflow = true;
+  else
+    ranges[(*count)++] = r;
+}
+
+// One memmap= value: comma-separated nn[KMG]{@#$!%}ss entries, or nn alone (a memory limit). For
+// KASLR, as the stock decompressor's mem_avoid_memmap: the first four #, $ and ! regions are
+// avoided, nn@ss and nn%ss keep nothing away. For the stub's own writes, as the kernel's
+// parse_memmap_one: every region but nn@ss is not RAM, and after exactmap only nn@ss ones are.
 void parse_memmap(const char* p, const char* end, KaslrOptions& o) {
+  MemoryReservations& m = o.memory;
   while (p < end) {
     const char* item_end = p;
     while (item_end < end && *item_end != ',') ++item_end;
     if (starts_with(p, static_cast<uint64_t>(item_end - p), "exactmap")) {
+      m.exactmap = true;
       p = item_end + 1;
       continue;
     }
     uint64_t size = parse_size(p, item_end);
     if (p == item_end) {
       if (size && size < o.memory_limit) o.memory_limit = size;
-    } else if (*p == '#' || *p == '$' || *p == '!') {
-      ++p;
+    } else if (*p == '#' || *p == '$' || *p == '!' || *p == '%' || *p == '@') {
+      char kind = *p++;
       uint64_t start = parse_size(p, item_end);
-      if (o.avoid_count == kMaxMemmapRegions)
-        o.too_many_memmaps = true;
-      else
-        o.avoid[o.avoid_count++] = range_of(start, size);
+      Range region = range_of(start, size);
+      if (kind == '@') {
+        add_range(m.exact_ram, &m.exact_ram_count, region, &m.overflow);
+      } else {
+        add_range(m.reserved, &m.reserved_count, region, &m.overflow);
+        if (kind == '%') {
+          // A type change: no KASLR region.
+        } else if (o.avoid_count == kMaxMemmapRegions) {
+          o.too_many_memmaps = true;
+        } else {
+          o.avoid[o.avoid_count++] = region;
+        }
+      }
     }
-    // nn@ss (usable RAM) and nn%ss (a type change) keep nothing away from the kernel.
     p = item_end + 1;
   }
 }

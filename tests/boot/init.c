@@ -36,6 +36,9 @@
  *                     12800 TiB with 5), or KPACK_PAGING_LEVELS=unknown
  * For the SMP tests (tests/smp):
  *   kpack.cpuonline   KPACK_CPU_ONLINE <first line of /sys/devices/system/cpu/online> (e.g. 0-3)
+ *   kpack.memsum=A,S  KPACK_MEMSUM A,S fnv=<FNV-1a of the S bytes of physical memory at A, read
+ *                     through /dev/mem, or "unreadable"> (A and S in 0x hex: a region memmap=
+ *                     reserved, which STRICT_DEVMEM lets /dev/mem read)
  * For the measured-boot tests (tests/efi/measured-boot.sh):
  *   kpack.cmdlinehex  KPACK_CMDLINE_HEX=<every byte of /proc/cmdline in hex> (non-ASCII intact)
  *   kpack.measured    KPACK_PCR9=<the TPM's /sys/class/tpm/tpm0/pcr-sha256/9, or <unreadable>>
@@ -267,6 +270,35 @@ static long long file_fnv1a(const char *path, uint64_t *hash)
     return n < 0 ? -1 : total;
 }
 
+/* kpack.memsum=0xADDR,0xSIZE: the FNV-1a of that physical memory, as tests/boot/reserved-memory.sh
+ * checks the bytes it loaded there survived the boot. */
+static void emit_memory_sum(const char *cmdline)
+{
+    const char *word = strstr(cmdline, "kpack.memsum=");
+    unsigned long long addr = 0, size = 0;
+    if (!word || sscanf(word, "kpack.memsum=%llx,%llx", &addr, &size) != 2)
+        return;
+    uint64_t hash = 0xcbf29ce484222325ull;
+    unsigned long long done = 0;
+    int fd = open("/dev/mem", O_RDONLY);
+    unsigned char buf[4096];
+    while (fd >= 0 && done < size) {
+        size_t want = size - done < sizeof buf ? (size_t)(size - done) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)(addr + done));
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++)
+            hash = (hash ^ buf[i]) * 0x100000001b3ull;
+        done += (unsigned long long)n;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (done == size)
+        emit("KPACK_MEMSUM 0x%llx,0x%llx fnv=%016llx\n", addr, size, (unsigned long long)hash);
+    else
+        emit("KPACK_MEMSUM 0x%llx,0x%llx fnv=unreadable\n", addr, size);
+}
+
 static void emit_setup_data(int with_data)
 {
     static const char dir[] = "/sys/kernel/boot_params/setup_data";
@@ -432,6 +464,7 @@ int main(void)
         find_line("/sys/devices/system/cpu/online", "", online, sizeof online);
         emit("KPACK_CPU_ONLINE %s%s", online[0] ? online : "unreadable", strchr(online, '\n') ? "" : "\n");
     }
+    emit_memory_sum(cmdline);
     if (want_screen)
         load_edd_module();
     if (want_params)
