@@ -40,13 +40,12 @@ TEST_CASE("memmap= regions other than nn@ss, and memory from mem= up, are not th
   CHECK(free_after("mem=256M") == Ranges{{0x100000, 0x10000000}});
   CHECK(free_after("memmap=256M") == Ranges{{0x100000, 0x10000000}});
   // Several in one value, and more than KASLR's four (which then stops randomizing).
-  CHECK(free_after("memmap=1M$16M,1M$32M,1M$48M memmap=1M$64M,1M$80M") ==
-        Ranges{{0x100000, 0x1000000},
-               {0x1100000, 0x2000000},
-               {0x2100000, 0x3000000},
-               {0x3100000, 0x4000000},
-               {0x4100000, 0x5000000},
-               {0x5100000, 0x20000000}});
+  CHECK(free_after("memmap=1M$16M,1M$32M,1M$48M memmap=1M$64M,1M$80M") == Ranges{{0x100000, 0x1000000},
+                                                                                 {0x1100000, 0x2000000},
+                                                                                 {0x2100000, 0x3000000},
+                                                                                 {0x3100000, 0x4000000},
+                                                                                 {0x4100000, 0x5000000},
+                                                                                 {0x5100000, 0x20000000}});
   // exactmap: only the nn@ss ranges are RAM.
   CHECK(free_after("memmap=exactmap memmap=63M@1M,100M@256M") ==
         Ranges{{0x100000, 0x4000000}, {0x10000000, 0x16400000}});
@@ -56,7 +55,8 @@ TEST_CASE("memmap= regions other than nn@ss, and memory from mem= up, are not th
 
 TEST_CASE("more memmap= regions than the stub keeps: it cannot keep clear of them, and says so") {
   std::string line;
-  for (uint32_t i = 0; i <= kMaxReservedRanges; ++i) line += "memmap=4K$" + std::to_string(0x1000000 + i * 0x10000) + " ";
+  for (uint32_t i = 0; i <= kMaxReservedRanges; ++i)
+    line += "memmap=4K$" + std::to_string(0x1000000 + i * 0x10000) + " ";
   KaslrOptions options = parse_kaslr_options(line.c_str(), line.size());
   CHECK(options.memory.overflow);
   CHECK(options.too_many_memmaps);
