@@ -7,8 +7,10 @@
 // the MP table) lists distinct processors, at most kMaxCpus, and only reads; the trampoline page is
 // a free RAM page below 0x9F000 outside boot_params, the command line and the initrd.
 //
-// Input: the first 4096 bytes are boot_params (zero-padded); the rest is low memory at kLowBase,
-// where boot_params itself also sits, so the command line and setup_data can point at it.
+// Input: the first 4096 bytes are boot_params (zero-padded); the input is low memory at
+// kParamsAddr, where boot_params sits, so the command line and setup_data can point at it; the
+// bytes after boot_params are also at kMirrorBase, below the 64 KiB around boot_params that the
+// trampoline page keeps off anyway, so that setup_data there tests that the page avoids it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -24,9 +26,10 @@ using kpack::test::SimulatedMemory;
 
 namespace {
 
-constexpr uint64_t kLowBase = 0x90000;  // where classic loaders put boot_params and the command line
-constexpr uint64_t kLowSize = 0x10000;
-constexpr uint64_t kParamsAddr = kLowBase;
+constexpr uint64_t kParamsAddr = 0x90000;  // where classic loaders put boot_params and the command line
+constexpr uint64_t kInputSize = 0x10000;
+constexpr uint64_t kMirrorBase = 0x71000;  // the mirror ends where that window begins: 0x80000
+constexpr uint64_t kLowBase = kMirrorBase, kLowSize = kParamsAddr + kInputSize - kMirrorBase;
 
 // Sorted, merged union of the map's RAM entries: where free memory may lie.
 std::vector<Range> ram_of(const boot::BootParams& p) {
@@ -57,8 +60,17 @@ std::vector<Range> live_ranges(const boot::BootParams& p, const BootEnvironment&
     FUZZ_CHECK(bytes);
     const auto& header = *reinterpret_cast<const boot::SetupData*>(bytes);
     live.push_back(range_of(node, sizeof(boot::SetupData) + uint64_t{header.len}));
+    if (header.type == boot::kSetupIndirect && header.len >= sizeof(boot::SetupIndirect)) {
+      const uint8_t* body = memory.readable(node + sizeof(boot::SetupData), sizeof(boot::SetupIndirect));
+      FUZZ_CHECK(body);
+      const auto& indirect = *reinterpret_cast<const boot::SetupIndirect*>(body);
+      live.push_back(range_of(indirect.addr, indirect.len));
+    }
     node = header.next;
   }
+  const boot::EfiInfo& efi = p.efi_info;
+  if (efi.efi_loader_signature == boot::kEfiLoaderSignature64 && efi.efi_memmap_size)
+    live.push_back(range_of(efi.efi_memmap | (uint64_t{efi.efi_memmap_hi} << 32), efi.efi_memmap_size));
   return live;
 }
 
@@ -99,9 +111,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   boot::BootParams params{};
   std::memcpy(&params, data, std::min(size, sizeof(params)));
   SimulatedMemory memory(kLowBase, kLowSize);
-  std::vector<uint8_t> low(data, data + std::min<size_t>(size, kLowSize));
+  std::vector<uint8_t> low(data, data + std::min<size_t>(size, kInputSize));
   if (low.size() < sizeof(params)) low.resize(sizeof(params));
-  memory.load(kLowBase, low);
+  memory.load(kParamsAddr, low);
+  if (low.size() > sizeof(params))
+    memory.load(kMirrorBase, std::vector<uint8_t>(low.begin() + sizeof(params), low.end()));
 
   BootEnvironment env;
   StubStatus status = read_boot_environment(params, kParamsAddr, memory, &env);

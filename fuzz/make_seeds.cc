@@ -262,6 +262,18 @@ void boot_env_seeds() {
   p.acpi_rsdp_addr = kBase + kRsdp;
   put(memory, 0, p);
   write_seed("fuzz_boot_env", "acpi-madt", memory);
+
+  // A setup_data node at 0x7F800, in the page the trampoline would take: below the 64 KiB around
+  // boot_params, where fuzz_boot_env mirrors the input's bytes after boot_params from 0x71000, so
+  // the node's bytes are the input's at 0x1000 + (0x7F800 - 0x71000).
+  Bytes low(0x10000, 0);
+  p = boot::BootParams{};
+  p.e820_entries = sizeof(map) / sizeof(map[0]);
+  std::memcpy(p.e820_table, map, sizeof(map));
+  p.hdr.setup_data = 0x7F800;
+  put(low, 0, p);
+  put(low, 0x1000 + (0x7F800 - 0x71000), boot::SetupData{0, 1, 16});
+  write_seed("fuzz_boot_env", "setup-data-below-boot-params", low);
 }
 
 }  // namespace

@@ -206,4 +206,16 @@ StubStatus find_cpus(PhysicalMemory& memory, uint64_t rsdp, CpuList* out) {
   return fail("no ACPI MADT and no MP table");
 }
 
+uint32_t cpus_to_start(const CpuList& cpus, const CpuStartRules& rules, uint32_t ids[kMaxCpus]) {
+  constexpr uint32_t kXapicBroadcast = 0xFF;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < cpus.count && n + 1 < rules.max_cpus; ++i) {
+    uint32_t id = cpus.apic_id[i];
+    if (id == rules.self || int64_t{id} == rules.disabled_apic_id) continue;
+    if (!rules.x2apic && id >= kXapicBroadcast) continue;
+    ids[n++] = id;
+  }
+  return n;
+}
+
 }  // namespace kpack

@@ -37,4 +37,16 @@ int32_t cpu_index_of(const CpuList& cpus, uint32_t apic_id);
 inline constexpr uint64_t kBaseMemoryKiBPointer = 0x413;  // BIOS data area: base memory in KiB
 inline constexpr uint64_t kMpBiosWindow = 0xF0000, kMpBiosWindowSize = 0x10000;
 
+// Which listed CPUs the boot CPU (`self`) may start: in table order, at most `max_cpus` - 1 of them,
+// never `disabled_apic_id` (disable_cpu_apicid=: a crash kernel's old boot CPU; -1: none), and in
+// xAPIC mode none whose ID an 8-bit destination cannot name (255 is the broadcast: an INIT to it
+// resets every CPU, and 0x100 would reach CPU 0). Writes their APIC IDs to `ids` and returns how many.
+struct CpuStartRules {
+  uint32_t self = 0;
+  uint32_t max_cpus = 1;
+  int64_t disabled_apic_id = -1;
+  bool x2apic = false;
+};
+uint32_t cpus_to_start(const CpuList& cpus, const CpuStartRules& rules, uint32_t ids[kMaxCpus]);
+
 }  // namespace kpack

@@ -71,6 +71,17 @@ StubStatus find_command_line(const boot::BootParams& params, PhysicalMemory& mem
   return StubStatus::success();
 }
 
+// Loader data the kernel reads later: out of free memory, and recorded when it begins below 1 MiB.
+StubStatus keep_loader_data(BootEnvironment& env, Range r) {
+  KPACK_TRY(env.free.remove(r));
+  if (r.empty() || r.begin >= kLowestUsable) return StubStatus::success();
+  if (env.low_loader_data_count == kMaxLowLoaderData)
+    env.low_loader_data_overflow = true;
+  else
+    env.low_loader_data[env.low_loader_data_count++] = r;
+  return StubStatus::success();
+}
+
 }  // namespace
 
 StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_params_addr, PhysicalMemory& memory,
@@ -85,6 +96,11 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
   else if (source == RamSource::kEfiMapWhenPresent)
     KPACK_TRY(add_ram(image_base, params.hdr.init_size, env.free));
   KPACK_TRY(env.free.remove(range_of(boot_params_addr, sizeof(boot::BootParams))));
+  // The EFI memory map, which the kernel reads from efi_info (GRUB's EFI `linux`, kexec on UEFI).
+  if (has_efi_memory_map(params.efi_info)) {
+    uint64_t map = params.efi_info.efi_memmap | (uint64_t{params.efi_info.efi_memmap_hi} << 32);
+    KPACK_TRY(keep_loader_data(env, range_of(map, params.efi_info.efi_memmap_size)));
+  }
 
   if (params.command_line_address()) {
     KPACK_TRY(find_command_line(params, memory, &env.command_line));
@@ -108,14 +124,14 @@ StubStatus read_boot_environment(const boot::BootParams& params, uint64_t boot_p
     uint64_t data = node + sizeof(boot::SetupData);
     Range whole = range_of(node, sizeof(boot::SetupData) + uint64_t{header.len});
     if (whole.empty()) return fail("setup_data wraps around", node);
-    KPACK_TRY(env.free.remove(whole));
+    KPACK_TRY(keep_loader_data(env, whole));
     if (header.type == boot::kSetupIndirect && header.len >= sizeof(boot::SetupIndirect)) {
       const uint8_t* body = memory.readable(data, sizeof(boot::SetupIndirect));
       if (!body) return fail("SETUP_INDIRECT node is not in memory", node);
       const auto& indirect = *reinterpret_cast<const boot::SetupIndirect*>(body);
       Range target = range_of(indirect.addr, indirect.len);
       if (target.empty() && indirect.len) return fail("SETUP_INDIRECT data wraps around", indirect.addr);
-      KPACK_TRY(env.free.remove(target));
+      KPACK_TRY(keep_loader_data(env, target));
     }
     if (header.type == boot::kSetupRngSeed) env.rng_seed = range_of(data, header.len);
     node = header.next;

@@ -15,6 +15,8 @@ namespace kpack {
 
 inline constexpr uint32_t kMaxSetupDataNodes = 256;
 inline constexpr uint64_t kLowestUsable = 0x100000;  // below 1 MiB live BIOS data, the setup code and its stack
+// The loader's data below 1 MiB recorded for the low pages' search (trampoline_page.h).
+inline constexpr uint32_t kMaxLowLoaderData = 16;
 
 enum class RamSource : uint8_t {
   kE820,               // the e820 map only (the EFI entry wrote it from the firmware's free memory)
@@ -30,6 +32,12 @@ struct BootEnvironment {
   Range initrd;                    // empty when there is none
   Range rng_seed;                  // the SETUP_RNG_SEED node's bytes; empty when there is none
   uint32_t setup_data_nodes = 0;
+  // The setup_data nodes, SETUP_INDIRECT targets and the EFI memory map that begin below 1 MiB,
+  // which free (from 1 MiB up) cannot show: the low pages keep off them. More than the array
+  // holds: low_loader_data_overflow, and no low page is taken.
+  Range low_loader_data[kMaxLowLoaderData];
+  uint32_t low_loader_data_count = 0;
+  bool low_loader_data_overflow = false;
   // What the command line keeps from the kernel, once the stub has read it (stub_main), which its
   // low pages keep clear of too (free has it removed already).
   const KaslrOptions* command_line_memory = nullptr;

@@ -44,6 +44,9 @@ bool find_low_pages(const boot::BootParams& params, uint64_t params_addr, const 
   };
   for (Range r : live)
     if (!r.empty() && !low.remove(r).ok()) return false;
+  if (env.low_loader_data_overflow) return false;
+  for (uint32_t i = 0; i < env.low_loader_data_count; ++i)
+    if (!low.remove(env.low_loader_data[i]).ok()) return false;
   if (env.command_line_memory && !remove_reserved_memory(*env.command_line_memory, low).ok()) return false;
   if (params_addr < kTrampolineCeiling) {
     // The segment may start up to 64 KiB below boot_params and need not be 64 KiB aligned.

@@ -21,8 +21,9 @@ inline constexpr uint64_t kTrampolineFloor = 0x1000, kTrampolineCeiling = 0x9F00
 inline constexpr uint64_t kRealModeSegmentSize = 0x10000;
 
 // The highest free page: e820 RAM (type 1) in [kTrampolineFloor, kTrampolineCeiling) outside
-// `image`, boot_params (and the real-mode segment around it), the command line and the initrd.
-// False when there is none.
+// `image`, boot_params (and the real-mode segment around it), the command line, the initrd, the
+// setup_data nodes, SETUP_INDIRECT targets and EFI memory map below 1 MiB, and what the command
+// line reserves (memmap=). False when there is none.
 bool find_trampoline_page(const boot::BootParams& params, uint64_t params_addr, const BootEnvironment& env, Range image,
                           uint64_t* page);
 // The same for `size` bytes (whole pages), page-aligned.

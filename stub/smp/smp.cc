@@ -161,16 +161,6 @@ StubStatus find_startup_page(const WakeRequest& request, const CpuList& cpus, ui
   return StubStatus::success();
 }
 
-// The APs the firmware lists besides this CPU and the one disable_cpu_apicid= names (a crash
-// kernel's old boot CPU), in its order, as many as max_cpus allows.
-void list_woken(const WakeRequest& request, const CpuList& cpus) {
-  uint32_t self = current_apic_id();
-  helpers.woken = 0;
-  for (uint32_t i = 0; i < cpus.count && helpers.woken + 1 < request.max_cpus; ++i)
-    if (cpus.apic_id[i] != self && int64_t{cpus.apic_id[i]} != request.disabled_apic_id)
-      helpers.woken_ids[helpers.woken++] = cpus.apic_id[i];
-}
-
 // INIT-SIPI-SIPI to every AP at once (Intel SDM vol. 3, 9.4.4.1), so they boot in parallel. An AP
 // already running ignores the second START IPI, which is for one that missed the first.
 void send_init_and_startup(uint64_t page) {
@@ -206,14 +196,14 @@ uint32_t wake_helpers(const WakeRequest& request, HelperReport* report) {
   if (!report->problem.ok()) return 0;
   report->found = cpus.count;
   if (cpus.count < 2) return 0;
-  list_woken(request, cpus);
-  uint32_t woken = helpers.woken;
-  helpers.woken = 0;     // until the INITs go out: park_helpers INITs only CPUs this woke
-  if (!woken) return 0;  // the others are disabled_apic_id's
-  // Everything an AP reads before its stack is in place before the first INIT.
   uint64_t page = 0;
   report->problem = find_startup_page(request, cpus, &page);
   if (!report->problem.ok()) return 0;
+  // The APs the firmware lists that may be started, in its order (acpi_madt.h's rules).
+  CpuStartRules rules{current_apic_id(), request.max_cpus, request.disabled_apic_id, helpers.apic.x2apic()};
+  uint32_t woken = cpus_to_start(cpus, rules, helpers.woken_ids);
+  if (!woken) return 0;  // park_helpers INITs only CPUs this woke: none
+  // Everything an AP reads before its stack is in place before the first INIT.
   helpers.boot_data = prepare_trampoline(*request.memory, page);
   if (!helpers.boot_data) {
     report->problem = fail("SMP: no page below 1 MiB", page);

@@ -330,3 +330,23 @@ TEST_CASE("find_cpus: an RSDP whose tables hold no MADT falls back to the MP tab
   CHECK(list.source == CpuTable::kMpTable);
   CHECK(ids(list) == std::vector<uint32_t>{0, 1});
 }
+
+TEST_CASE("which listed CPUs the boot CPU starts: not itself, not disable_cpu_apicid's, none xAPIC cannot name") {
+  CpuList cpus;
+  for (uint32_t id : {0u, 1u, 2u, 3u, 0xFEu, 0xFFu, 0x100u, 0x1FFu}) cpus.apic_id[cpus.count++] = id;
+  auto start = [&](CpuStartRules rules) {
+    uint32_t ids[kMaxCpus] = {};
+    uint32_t n = cpus_to_start(cpus, rules, ids);
+    return std::vector<uint32_t>(ids, ids + n);
+  };
+  using Ids = std::vector<uint32_t>;
+  // xAPIC: an 8-bit destination, 0xFF the broadcast; 0x100 would be CPU 0, 0x1FF everyone.
+  CHECK(start({0, 64, -1, false}) == Ids{1, 2, 3, 0xFE});
+  // x2APIC: 32-bit destinations, every listed CPU.
+  CHECK(start({0, 64, -1, true}) == Ids{1, 2, 3, 0xFE, 0xFF, 0x100, 0x1FF});
+  // A crash kernel on CPU 2 with disable_cpu_apicid=0: the old boot CPU is never touched.
+  CHECK(start({2, 64, 0, false}) == Ids{1, 3, 0xFE});
+  // max_cpus counts the boot CPU: 3 starts two, 1 none.
+  CHECK(start({0, 3, -1, false}) == Ids{1, 2});
+  CHECK(start({0, 1, -1, false}).empty());
+}

@@ -262,8 +262,10 @@ TEST_CASE("with an EFI memory map, free memory is its conventional memory only, 
 
   BootEnvironment from_e820 = m.read(RamSource::kE820);
   CHECK_FALSE(from_e820.free_from_efi_map);
-  CHECK(ranges_of(from_e820.free) == std::vector<Range>{{0x100000, 0x4000000}});
-  CHECK(count_slots(from_e820.free, 0x400000, 0x200000, 0x1000000, kMaxPhysicalAddress) == 23);
+  // e820's RAM, but not the map itself, which the kernel reads.
+  CHECK(ranges_of(from_e820.free) ==
+        std::vector<Range>{{0x100000, OvmfMachine::kMap}, {OvmfMachine::kMap + m.map.size(), 0x4000000}});
+  CHECK(count_slots(from_e820.free, 0x400000, 0x200000, 0x1000000, kMaxPhysicalAddress) == 21);
 }
 
 TEST_CASE("with an EFI memory map, the init_size bytes the loader reserved at the image are free too") {
@@ -285,7 +287,8 @@ TEST_CASE("firmware that mirrors memory: only its mirrored conventional memory i
   m.descriptor(efi::kConventionalMemory, 0x1000000, 0x1000, efi::kMemoryMoreReliable);
   m.descriptor(efi::kBootServicesData, 0x2000000, 0x1000, efi::kMemoryMoreReliable);
   m.store();
-  CHECK(ranges_of(m.read().free) == std::vector<Range>{{0x1000000, 0x2000000}});
+  CHECK(ranges_of(m.read().free) ==
+        std::vector<Range>{{0x1000000, OvmfMachine::kMap}, {OvmfMachine::kMap + m.map.size(), 0x2000000}});
 }
 
 TEST_CASE("an EFI map without free memory (kexec_file's runtime map) leaves free memory to e820") {
@@ -295,7 +298,8 @@ TEST_CASE("an EFI map without free memory (kexec_file's runtime map) leaves free
   m.store();
   BootEnvironment env = m.read();
   CHECK_FALSE(env.free_from_efi_map);
-  CHECK(ranges_of(env.free) == std::vector<Range>{{0x100000, 0x4000000}});
+  CHECK(ranges_of(env.free) ==
+        std::vector<Range>{{0x100000, OvmfMachine::kMap}, {OvmfMachine::kMap + m.map.size(), 0x4000000}});
 }
 
 TEST_CASE("an EFI map that cannot be read is an error, never a fault") {
@@ -348,4 +352,48 @@ TEST_CASE("regression: an e820 RAM entry near 2^64 adds no free memory") {
   REQUIRE(env.free.count() == 1);
   CHECK(env.free.at(0).begin == 0x100000);
   CHECK(env.free.at(0).end == 0x1100000);
+}
+
+TEST_CASE("loader data below 1 MiB is recorded for the low pages, and the EFI memory map leaves free memory") {
+  Machine m;
+  // A setup_data node at 0x20000 (below 1 MiB, so free memory cannot show it) pointing at
+  // SETUP_INDIRECT data at 0x30000, then a node at 2 MiB.
+  boot::SetupData low{};
+  low.type = boot::kSetupIndirect;
+  low.len = sizeof(boot::SetupIndirect);
+  low.next = 0x200000;
+  boot::SetupIndirect indirect{};
+  indirect.type = boot::kSetupIndirect | 1;
+  indirect.addr = 0x30000;
+  indirect.len = 0x2000;
+  std::memcpy(m.memory->at(0x20000), &low, sizeof(low));
+  std::memcpy(m.memory->at(0x20000 + sizeof(low)), &indirect, sizeof(indirect));
+  boot::SetupData high{};
+  high.len = 16;
+  std::memcpy(m.memory->at(0x200000), &high, sizeof(high));
+  m.params.hdr.setup_data = 0x20000;
+  // An EFI memory map (kexec on a UEFI machine hands over the runtime map) at 3 MiB, without free
+  // memory in it, so free memory comes from e820: the map's bytes must not be free.
+  m.params.efi_info.efi_loader_signature = boot::kEfiLoaderSignature64;
+  m.params.efi_info.efi_memmap = 0x300000;
+  m.params.efi_info.efi_memmap_size = 0x30;
+  m.params.efi_info.efi_memdesc_size = 0x30;
+  efi::MemoryDescriptor runtime{};
+  runtime.type = efi::kRuntimeServicesData;
+  runtime.physical_start = 0x7000000;
+  runtime.number_of_pages = 1;
+  std::memcpy(m.memory->at(0x300000), &runtime, sizeof(runtime));
+
+  BootEnvironment env;
+  REQUIRE(read_boot_environment(m.params, 0x90000, *m.memory, &env, RamSource::kEfiMapWhenPresent).ok());
+  CHECK_FALSE(env.free_from_efi_map);
+  REQUIRE(env.low_loader_data_count == 2);
+  CHECK(env.low_loader_data[0].begin == 0x20000);
+  CHECK(env.low_loader_data[0].end == 0x20000 + sizeof(low) + sizeof(indirect));
+  CHECK(env.low_loader_data[1].begin == 0x30000);
+  CHECK(env.low_loader_data[1].end == 0x32000);
+  CHECK_FALSE(env.low_loader_data_overflow);
+  CHECK_FALSE(is_free(env, 0x300000, 0x300030));
+  CHECK(is_free(env, 0x301000, 0x400000));
+  CHECK_FALSE(is_free(env, 0x200000, 0x200000 + sizeof(high) + 16));
 }

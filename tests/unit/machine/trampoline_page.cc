@@ -56,6 +56,26 @@ TEST_CASE("the trampoline page avoids the real-mode segment around boot_params, 
   CHECK(m.page(0x90000 + 0x1000) == 0x80000);
 }
 
+TEST_CASE("the trampoline page avoids setup_data, SETUP_INDIRECT targets and the EFI map below 1 MiB") {
+  Machine m;
+  // Nodes a loader put at the top of low memory, far from boot_params (at 127 MiB here).
+  m.env.low_loader_data[0] = Range{0x9E000, 0x9E020};
+  m.env.low_loader_data[1] = Range{0x9C800, 0x9D800};
+  m.env.low_loader_data_count = 2;
+  CHECK(m.page(0x7FFF000) == 0x9B000);
+  // More loader data than the environment kept: no page is known to be free.
+  m.env.low_loader_data_overflow = true;
+  CHECK(m.page(0x7FFF000) == ~0ull);
+}
+
+TEST_CASE("the trampoline page keeps off what the command line reserves (memmap=)") {
+  Machine m;
+  const char* line = "memmap=8K$0x9D000 memmap=4K#0x9C000";
+  KaslrOptions options = parse_kaslr_options(line, std::strlen(line));
+  m.env.command_line_memory = &options;
+  CHECK(m.page(0x7FFF000) == 0x9B000);
+}
+
 TEST_CASE("the trampoline page is RAM: reserved entries inside RAM, and no RAM at all") {
   Machine m;
   m.add_e820(0x98000, 0x7800, 2);  // reserved, overlapping the RAM entry
