@@ -38,6 +38,10 @@ class IdentityMemory final : public PhysicalMemory {
  public:
   const uint8_t* readable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
   uint8_t* writable(uint64_t addr, uint64_t size) override { return pointer(addr, size); }
+  uint64_t reachable_below(uint64_t size) const override {
+    uint64_t mappable = identity_mappable_below(size);
+    return mappable < limit_ ? mappable : limit_;
+  }
 
  private:
   uint8_t* pointer(uint64_t addr, uint64_t size) {

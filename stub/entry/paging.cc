@@ -111,6 +111,14 @@ bool map_identity(uint64_t addr, uint64_t size) {
   return true;
 }
 
+uint64_t identity_mappable_below(uint64_t size) {
+  // A range touches at most size / 1 GiB + 2 windows and, straddling a 512 GiB boundary, 2 PDPTs.
+  uint64_t windows = size / kGiB + 2;
+  if (kMaxWindows - stub_map_windows.count < windows) return kLowGiBs * kGiB;
+  if (kMaxHighPdpts - stub_map_windows.high_pdpts < 2) return 512 * kGiB;
+  return ~0ull;
+}
+
 bool identity_mapped(uint64_t addr, uint64_t size) {
   if (addr + size < addr) return false;
   uint64_t last = (size ? addr + size - 1 : addr) & ~(kGiB - 1);

@@ -40,4 +40,9 @@ bool identity_mapped(uint64_t addr, uint64_t size);
 // Adds the 1 GiB windows [addr, addr + size) touches to that map; false when the pool is spent.
 bool map_identity(uint64_t addr, uint64_t size);
 
+// An address below which map_identity can still map any `size` bytes: everywhere while the pool
+// holds the windows and PDPTs such a range may take, else below 512 GiB (no PDPT left for a new
+// 512 GiB slot) or 4 GiB (no windows left).
+uint64_t identity_mappable_below(uint64_t size);
+
 }  // namespace kpack

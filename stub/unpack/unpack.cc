@@ -25,16 +25,18 @@ uint64_t destination_of(const UnpackResult& r, const LoadSegment& s) {
 }
 
 // The kernel's physical address in `room`: a uniformly drawn slot when asked (and one exists
-// within what the command line allows), else the lowest fit at or above the floor.
-StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, UnpackResult& r) {
+// within what the command line allows and memory can reach), else the lowest fit at or above the floor.
+StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, PhysicalMemory& memory, UnpackResult& r) {
   const KernelHeaders& k = r.kernel;
   if (request.kaslr.physical) {
     FreeMemory allowed = room;
     KPACK_TRY(apply_kaslr_options(request.kaslr.options, allowed));
+    uint64_t reachable = memory.reachable_below(k.span());
+    uint64_t limit = reachable < kMaxPhysicalAddress ? reachable : kMaxPhysicalAddress;
     if (!request.kaslr.options.too_many_memmaps)
-      r.physical_slots = count_slots(allowed, k.span(), k.alignment, request.min_kernel_address, kMaxPhysicalAddress);
+      r.physical_slots = count_slots(allowed, k.span(), k.alignment, request.min_kernel_address, limit);
     if (r.physical_slots) {
-      r.base = slot_address(allowed, k.span(), k.alignment, request.min_kernel_address, kMaxPhysicalAddress,
+      r.base = slot_address(allowed, k.span(), k.alignment, request.min_kernel_address, limit,
                             request.kaslr.physical_random % r.physical_slots);
       return StubStatus::success();
     }
@@ -221,7 +223,7 @@ StubStatus unpack_raw(const UnpackRequest& request, const FreeMemory& free, Phys
     r.base = source;
     r.in_place = true;
   } else {
-    KPACK_TRY(place_kernel(request, room, r));
+    KPACK_TRY(place_kernel(request, room, memory, r));
   }
   KPACK_TRY(move_raw_segments(source, memory, r));
   trace.phase(r.in_place ? "raw in place" : "raw moved", r.moved);
@@ -384,7 +386,7 @@ StubStatus place_compressed(const UnpackRequest& request, const FreeMemory& free
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(r.work));
-  KPACK_TRY(place_kernel(request, room, r));
+  KPACK_TRY(place_kernel(request, room, memory, r));
   trace.phase("placed", k.span());
   *kernel_bytes = memory.writable(r.base, k.span());
   if (!*kernel_bytes) return fail("kernel destination is not writable", r.base, k.span());

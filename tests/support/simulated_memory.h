@@ -30,6 +30,10 @@ class SimulatedMemory final : public PhysicalMemory {
     return log_.request(addr, size, inside(addr, size)) ? &bytes_[addr - base_] : nullptr;
   }
 
+  // Where placement must keep below, as the stub's page-table pool says (PhysicalMemory).
+  uint64_t reachable_below(uint64_t) const override { return reachable_below_; }
+  void set_reachable_below(uint64_t limit) { reachable_below_ = limit; }
+
   // Setup: put bytes in memory without counting them as the engine's writes.
   void load(uint64_t addr, const std::vector<uint8_t>& data) {
     std::memcpy(&bytes_[addr - base_], data.data(), data.size());
@@ -69,6 +73,7 @@ class SimulatedMemory final : public PhysicalMemory {
   }
 
   uint64_t base_;
+  uint64_t reachable_below_ = ~0ull;
   std::vector<uint8_t> bytes_;
   WriteLog log_;
   std::vector<Range> loaded_;

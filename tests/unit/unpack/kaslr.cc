@@ -138,7 +138,8 @@ struct KaslrRun {
 
   // Loaded at 1 MiB (QEMU -kernel), or at the header's pref_address (GRUB).
   KaslrRun(Codec codec, const KaslrRequest& kaslr, bool randomize_raw = false, bool at_pref_address = false,
-           RawLayout layout = RawLayout::kInPlace) {
+           RawLayout layout = RawLayout::kInPlace, uint64_t reachable_below = ~0ull) {
+    memory->set_reachable_below(reachable_below);
     // 64-bit list {text+0x100, data+0x10}, inverse {data+0x20}, 32-bit {text+0x200}.
     auto va = [](uint64_t paddr) { return relocation_entry(paddr + kStartKernelMap); };
     for (uint32_t w : {0u, va(text() + 0x100), va(data() + 0x10), 0u, va(data() + 0x20), 0u, va(text() + 0x200)})
@@ -261,6 +262,24 @@ TEST_CASE("no slot within mem= falls back to the lowest fit, and says so") {
   CHECK(run.result.physical_fallback);
   CHECK(run.result.physical_slots == 0);
   CHECK(run.result.base == run.input.kernel.physical.begin);
+}
+
+TEST_CASE("KASLR draws only slots the stub can still map: below what memory says it reaches") {
+  // The 160 MiB machine's slots run to its end; with the page-table pool said to reach only 40 MiB
+  // (in the stub: no 1 GiB windows left above 4 GiB), every draw stays below, none halts.
+  std::set<uint64_t> above;
+  for (uint64_t draw = 1; draw <= 24; ++draw) {
+    KaslrRun free_run(Codec::kLz4, kaslr_with(draw * 0x9e3779b97f4a7c15ull, draw));
+    REQUIRE(free_run.status.ok());
+    if (free_run.result.base + free_run.input.kernel.span() > 40 * kMiB) above.insert(free_run.result.base);
+    KaslrRun run(Codec::kLz4, kaslr_with(draw * 0x9e3779b97f4a7c15ull, draw), false, false, RawLayout::kInPlace,
+                 40 * kMiB);
+    REQUIRE(run.status.ok());
+    CHECK(run.result.base + run.input.kernel.span() <= 40 * kMiB);
+    CHECK(run.result.physical_slots > 1);
+    CHECK_FALSE(run.result.physical_fallback);
+  }
+  CHECK_FALSE(above.empty());  // unbounded, some draws land above 40 MiB
 }
 
 TEST_CASE("kpack info says what an image randomizes") {
