@@ -84,10 +84,12 @@ cp "$image" "$work/stock"
 # The version in a regular expression: Debian's versions since 6.12 hold a + (7.3.4+deb13-...).
 version_re=$(printf '%s' "$version" | sed 's/[.+]/\\&/g')
 
-# What the hooks see: this root, its kpack, and no Secure Boot unless a case fakes one (the host's
-# own firmware must not decide the outcome).
+# What the hooks see: this root, its kpack, and a machine without UEFI (sysfs's firmware directory
+# without efi/) unless a case fakes one (the host's own firmware must not decide the outcome).
 export KPACK_ROOT=$stage KPACK_BIN=$stage/usr/bin/kpack KPACK_HOOK_PROGRAM=$stage/usr/sbin/kpack-kernel-hook
-export KPACK_EFIVARS=$work/efivars
+export KPACK_EFIVARS=$work/firmware/efi/efivars
+mkdir -p "$work/firmware" "$work/bios/firmware"
+bios_efivars=$work/bios/firmware/efi/efivars
 "$KPACK_BIN" --version
 
 configure() { sed -i "s|^$1=.*|$1=$2|" "$stage/etc/default/kpack"; }
@@ -318,11 +320,38 @@ EOF
         same_as_stock || fail "the hook replaced a kernel with half a key pair"
         # A kernel packed while Secure Boot was off gets its signed stock kernel back.
         configure KPACK_SIGN_KEY ''
-        KPACK_EFIVARS=$work/no-efivars "$KPACK_HOOK_PROGRAM" install "$version"
+        KPACK_EFIVARS=$bios_efivars "$KPACK_HOOK_PROGRAM" install "$version"
         is_kpack_image "$image" || fail "could not pack with Secure Boot off"
         "$KPACK_HOOK_PROGRAM" sync
         same_as_stock || fail "turning Secure Boot on did not bring the stock kernel back"
         [[ ! -e $stage/boot/kpack ]] || fail "/boot/kpack remains after restoring the kernel"
+        ;;
+    secure-boot.cannot-tell)
+        # Where the firmware cannot be asked, Secure Boot counts as on: without a key the signed
+        # stock kernel stays, with one line saying why. Off only where it is known to be.
+        configure KPACK_HOOK yes
+        cannot_tell="kpack-kernel-hook: cannot tell whether Secure Boot is on"
+        mkdir -p "$work/uefi/firmware/efi" "$work/empty/firmware/efi/efivars"
+        for efivars in "$work/uefi/firmware/efi/efivars" "$work/nosys/firmware/efi/efivars" \
+                       "$work/empty/firmware/efi/efivars"; do
+            # A UEFI machine without efivarfs mounted; no sysfs at all (a chroot); an empty efivarfs.
+            KPACK_EFIVARS=$efivars "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log" || { cat "$log" >&2; fail "install failed"; }
+            grep -q "^$cannot_tell (${efivars//./\\.}/SecureBoot-" "$log" || { cat "$log" >&2; fail "$efivars: no line saying Secure Boot cannot be told"; }
+            grep -qxF "$(unsigned_line "no key configured, no DKMS key")" "$log" || { cat "$log" >&2; fail "$efivars: not kept as under Secure Boot"; }
+            same_as_stock || fail "$efivars: an unsigned image replaced the kernel although Secure Boot could be on"
+        done
+        # A mounted efivarfs without a SecureBoot variable: firmware without Secure Boot, packed.
+        mkdir -p "$work/nosb/firmware/efi/efivars"
+        printf '\x06\x00\x00\x00\x01\x00' > "$work/nosb/firmware/efi/efivars/BootCurrent-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+        KPACK_EFIVARS=$work/nosb/firmware/efi/efivars "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        ! grep -q "$cannot_tell" "$log" || fail "a mounted efivarfs without SecureBoot was taken as unknown"
+        is_kpack_image "$image" || fail "firmware without Secure Boot: not packed"
+        "$KPACK_HOOK_PROGRAM" remove "$version" >/dev/null 2>&1 || true
+        cp "$work/stock" "$image"
+        # A machine without UEFI (the default of these tests): packed.
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        ! grep -q "$cannot_tell" "$log" || fail "a BIOS machine was taken as unknown"
+        is_kpack_image "$image" || fail "a machine without UEFI: not packed"
         ;;
     secure-boot.wrong-cert)
         need sbsign sbverify openssl
@@ -400,6 +429,49 @@ EOF
         same_as_stock || fail "disabling did not restore $version"
         cmp -s "$stage/boot/vmlinuz-$old_version" "$work/stock" || fail "disabling did not restore $old_version"
         [[ ! -e $stage/boot/kpack ]] || fail "/boot/kpack remains after restoring every kernel"
+        no_leftovers
+        ;;
+    reinstall)
+        # A packed kernel, then its package reinstalled over it while the hook does not pack it
+        # (KPACK_KERNELS): a kernel kpack cannot read (a bzip2 payload) is the package's newer one
+        # and stays, the older stock copy goes; a damaged kpack image (its record's magic still in
+        # it) gets the stock copy back. Every replaced file is synced before its rename, and its
+        # directory after (a spy sync(1) first on PATH logs them).
+        mkdir -p "$work/spy"
+        printf '#!/bin/sh\necho "$@" >> %s/sync.log\nexec /bin/sync "$@"\n' "$work" > "$work/spy/sync"
+        chmod +x "$work/spy/sync"
+        configure KPACK_HOOK yes
+        PATH=$work/spy:$PATH "$KPACK_HOOK_PROGRAM" install "$version"
+        is_kpack_image "$image" || fail "not packed"
+        stock=$stage/boot/kpack/stock/vmlinuz-$version
+        for synced in "$stage/boot/.vmlinuz-$version.kpack-new" "$stock.packed.tmp" \
+                      "$stage/boot/kpack/stock/.vmlinuz-$version.kpack-copy" "$stage/boot" "$stage/boot/kpack/stock"; do
+            grep -qxF "$synced" "$work/sync.log" || { cat "$work/sync.log" >&2; fail "$synced was not synced"; }
+        done
+        python3 - "$work/stock" "$work/bzip2.img" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+at = ((b[0x1f1] or 4) + 1) * 512 + struct.unpack_from("<I", b, 0x248)[0]
+b[at:at + 10] = b"BZh91AY&SY"  # the payload of a bzip2 kernel, which kpack does not read
+open(sys.argv[2], "wb").write(b)
+PY
+        cp "$work/bzip2.img" "$image"
+        configure KPACK_KERNELS "'none-*'"
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log" || { cat "$log" >&2; fail "install failed"; }
+        cat "$log"
+        cmp -s "$image" "$work/bzip2.img" || fail "the package's reinstalled kernel was replaced by the older stock copy"
+        [[ ! -e $stock ]] || fail "the older stock copy stayed"
+        grep -q "is a kernel kpack does not read, not a kpack image: kept it" "$log" || fail "no line says what was kept"
+        # A damaged kpack image: the stock copy comes back.
+        configure KPACK_KERNELS "'*'"
+        cp "$work/stock" "$image"
+        "$KPACK_HOOK_PROGRAM" install "$version"
+        is_kpack_image "$image" || fail "not packed again"
+        python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[0x1f1:0x260]=bytes(0x6f); open(p,'wb').write(b)" "$image"
+        configure KPACK_KERNELS "'none-*'"
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        grep -q "is a kpack image kpack cannot read (damaged?): restored the stock kernel" "$log" || { cat "$log" >&2; fail "the damaged image was not called so"; }
+        same_as_stock || fail "the damaged kpack image did not get the stock kernel back"
         no_leftovers
         ;;
     *)

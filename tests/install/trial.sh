@@ -94,7 +94,9 @@ if [[ $case == systemd-boot ]]; then
 fi
 
 export KPACK_ROOT=$stage KPACK_BIN=$stage/usr/bin/kpack KPACK_HOOK_PROGRAM=$stage/usr/sbin/kpack-kernel-hook
-export KPACK_EFIVARS=$work/efivars KPACK_UPDATE_GRUB=$work/update-grub
+# A machine without UEFI: sysfs's firmware directory without efi/ (no Secure Boot).
+export KPACK_EFIVARS=$work/firmware/efi/efivars KPACK_UPDATE_GRUB=$work/update-grub
+mkdir -p "$work/firmware"
 hook=$KPACK_HOOK_PROGRAM
 grubcfg=$stage/boot/grub/grub.cfg grubenv=$stage/boot/grub/grubenv
 configure() { sed -i "s|^$1=.*|$1=$2|" "$stage/etc/default/kpack"; }
