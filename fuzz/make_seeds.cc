@@ -12,6 +12,7 @@
 #include "packer/codecs.h"
 #include "packer/elf_writer.h"
 #include "formats/boot_params.h"
+#include "formats/pvh.h"
 #include "formats/relocation_table.h"
 #include "packer/frames.h"
 #include "packer/image_writer.h"
@@ -276,6 +277,66 @@ void boot_env_seeds() {
   write_seed("fuzz_boot_env", "setup-data-below-boot-params", low);
 }
 
+// fuzz_pack: its first byte picks the output (fuzz_pack.cc's choice_of), then a small vmlinux: two
+// segments, a banner (which names the relocation format), and for some a paging hint.
+void pack_seeds() {
+  Bytes vmlinux = kpack::test::make_kernel_elf(
+      {{0x1000000, 0x6000, 0x8000, elf::kPfR | elf::kPfX}, {0x1008000, 0x2000, 0x3000, elf::kPfR | elf::kPfW}}, 3);
+  const char banner[] = "Linux version 6.1.0-57-cloud-amd64 (debian-kernel@lists.debian.org) #1 SMP";
+  vmlinux.insert(vmlinux.end(), banner, banner + sizeof(banner));
+  const struct {
+    const char* name;
+    uint8_t choice;
+  } outputs[] = {{"raw-in-place", 0x20}, {"raw-compact-elf", 0x38},     {"lz4", 0x21}, {"zstd-elf-5level", 0x72},
+                 {"gzip", 0x23},         {"xz-facts-from-kernel", 0x04}};
+  for (const auto& o : outputs) {
+    Bytes seed{o.choice};
+    seed.insert(seed.end(), vmlinux.begin(), vmlinux.end());
+    write_seed("fuzz_pack", o.name, seed);
+  }
+}
+
+// fuzz_stub_inputs: its first byte picks the parser (0 command line, 1 UTF-16 LoadOptions, 2 PVH
+// start_info), the rest is what a loader or a user hands over.
+void stub_input_seeds() {
+  auto text = [](uint8_t parser, const std::string& s) {
+    Bytes b{parser};
+    b.insert(b.end(), s.begin(), s.end());
+    return b;
+  };
+  write_seed("fuzz_stub_inputs", "cmdline-kdump",
+             text(0,
+                  "reset_devices systemd.unit=kdump-tools-dump.service nr_cpus=1 irqpoll nousb "
+                  "disable_cpu_apicid=0 elfcorehdr=867732K kpack.debug"));
+  write_seed("fuzz_stub_inputs", "cmdline-memmap",
+             text(0,
+                  "console=ttyS0 memmap=1M$0x1fe00000,16M#0x2000000 mem=4G memmap=exactmap memmap=640K@0 "
+                  "memmap=1G@1M memmap=1M%0x8000000-1+2 hugepagesz=1G hugepages=2 nokaslr no5lvl kpack.cpus=3 "
+                  "maxcpus=0x4 nosmp \"quoted value\" -- init args"));
+  Bytes utf16{1};
+  for (char16_t c : std::u16string(u"initrd=\\initrd.img console=ttyS0 \u00e9\U0001F600 quiet\n ignored"))
+    utf16.push_back(static_cast<uint8_t>(c)), utf16.push_back(static_cast<uint8_t>(c >> 8));
+  write_seed("fuzz_stub_inputs", "load-options-utf16", utf16);
+  // QEMU's PVH start_info for -kernel with an initrd: a four-entry map, one module.
+  Bytes pvh(1 + sizeof(pvh::StartInfo) + 4 * sizeof(pvh::MemmapEntry) + sizeof(pvh::Module), 0);
+  pvh[0] = 2;
+  pvh::StartInfo info{};
+  info.magic = pvh::kStartInfoMagic;
+  info.version = 1;
+  info.nr_modules = 1;
+  info.modlist_paddr = 0x7000;
+  info.cmdline_paddr = 0x6000;
+  info.rsdp_paddr = 0xF5A00;
+  info.memmap_paddr = 0x5000;
+  info.memmap_entries = 4;
+  put(pvh, 1, info);
+  const pvh::MemmapEntry map[] = {
+      {0, 0x9FC00, 1, 0}, {0x9FC00, 0x400, 2, 0}, {0xF0000, 0x10000, 2, 0}, {0x100000, 0x1FEE0000, 1, 0}};
+  for (size_t i = 0; i < 4; ++i) put(pvh, 1 + sizeof(info) + i * sizeof(pvh::MemmapEntry), map[i]);
+  put(pvh, 1 + sizeof(info) + 4 * sizeof(pvh::MemmapEntry), pvh::Module{0x1F000000, 0x800000, 0, 0});
+  write_seed("fuzz_stub_inputs", "pvh-start-info", pvh);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -289,5 +350,7 @@ int main(int argc, char** argv) {
   kpack_elf_seeds();
   unpack_seeds();
   boot_env_seeds();
+  pack_seeds();
+  stub_input_seeds();
   return 0;
 }

@@ -97,23 +97,21 @@ Status append_lz4(int level, std::span<const uint8_t> region, std::vector<uint8_
   std::unique_ptr<LZ4F_cctx, decltype(&LZ4F_freeCompressionContext)> ctx(raw_ctx, &LZ4F_freeCompressionContext);
 
   // The streaming API keeps the 4 MiB block size; LZ4F_compressFrame would shrink it to fit
-  // small inputs, and the stub relies on one fixed block size.
-  const size_t start = out.size();
-  out.resize(start + LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(region.size(), &prefs));
-  size_t pos = start;
+  // small inputs, and the stub relies on one fixed block size. Its bound is then at least a block:
+  // the frame goes to a buffer that is never zeroed (most of it is never touched), then to `out`.
+  const size_t bound = LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(region.size(), &prefs);
+  std::unique_ptr<uint8_t[]> frame(new uint8_t[bound]);
+  size_t pos = 0;
   auto check = [&](size_t ret) -> bool {
     if (LZ4F_isError(ret)) return false;
     pos += ret;
     return true;
   };
-  if (!check(LZ4F_compressBegin(ctx.get(), out.data() + pos, out.size() - pos, &prefs)) ||
-      !check(
-          LZ4F_compressUpdate(ctx.get(), out.data() + pos, out.size() - pos, region.data(), region.size(), nullptr)) ||
-      !check(LZ4F_compressEnd(ctx.get(), out.data() + pos, out.size() - pos, nullptr))) {
-    out.resize(start);
+  if (!check(LZ4F_compressBegin(ctx.get(), frame.get() + pos, bound - pos, &prefs)) ||
+      !check(LZ4F_compressUpdate(ctx.get(), frame.get() + pos, bound - pos, region.data(), region.size(), nullptr)) ||
+      !check(LZ4F_compressEnd(ctx.get(), frame.get() + pos, bound - pos, nullptr)))
     return error_in(name, "lz4 compression failed");
-  }
-  out.resize(pos);
+  out.insert(out.end(), frame.get(), frame.get() + pos);
   return Ok{};
 }
 

@@ -114,7 +114,11 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
 }  // namespace
 
 Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path, const KernelHints& hints) {
-  std::vector<uint8_t> file = KPACK_TRY_RESULT(read_file(path));
+  return load_kernel_from(KPACK_TRY_RESULT(read_file(path)), path, relocs_path, hints);
+}
+
+Result<KernelInput> load_kernel_from(std::vector<uint8_t> file, const std::string& path, const std::string& relocs_path,
+                                     const KernelHints& hints) {
   // kpack's own ELF output: its kernel, relocations and paging levels are in its payload and record.
   if (looks_like_kpack_elf(file)) {
     KpackElf elf = KPACK_TRY_RESULT(read_kpack_elf(file, path));

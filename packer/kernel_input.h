@@ -61,5 +61,8 @@ Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::s
 // header says about the kernel comes from infer_kernel_facts, with `hints`.
 Result<KernelInput> load_kernel(const std::string& path, const std::string& relocs_path = {},
                                 const KernelHints& hints = {});
+// The same for `file`, the bytes read from `path` (fuzz/fuzz_pack.cc packs from memory).
+Result<KernelInput> load_kernel_from(std::vector<uint8_t> file, const std::string& path,
+                                     const std::string& relocs_path = {}, const KernelHints& hints = {});
 
 }  // namespace kpack

@@ -21,7 +21,7 @@ bool parse_decimal(const char* p, const char* end, int64_t* out) {
 
 // get_option's number (lib/cmdline.c, simple_strtol with base 0): an optional '-', then 0x and hex
 // digits, 0 and octal ones, or decimal ones, up to the first byte that is none; false without a
-// digit. 19 digits or more read as the largest value (a limit that large limits nothing).
+// digit. A value past INT64_MAX reads as INT64_MAX (a limit that large limits nothing).
 bool parse_kernel_integer(const char* p, const char* end, int64_t* out) {
   bool negative = p < end && *p == '-';
   if (negative) ++p;
@@ -33,11 +33,10 @@ bool parse_kernel_integer(const char* p, const char* end, int64_t* out) {
   int64_t value = 0;
   int digits = 0;
   for (; p < end; ++p, ++digits) {
-    uint32_t c = static_cast<uint8_t>(*p), digit = c >= '0' && c <= '9'                     ? c - '0'
-                                                   : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
-                                                                                            : 99;
+    uint32_t c = static_cast<uint8_t>(*p), letter = c | 0x20;
+    uint32_t digit = c >= '0' && c <= '9' ? c - '0' : letter >= 'a' && letter <= 'f' ? letter - 'a' + 10 : 99;
     if (digit >= base) break;
-    value = digits >= 18 ? INT64_MAX : value * base + digit;
+    value = value > (INT64_MAX - digit) / base ? INT64_MAX : value * base + digit;
   }
   if (!digits) return false;
   *out = negative ? -value : value;

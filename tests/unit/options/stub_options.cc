@@ -126,6 +126,9 @@ TEST_CASE("the kernel's CPU limits: nosmp, maxcpus=, nr_cpus= and disable_cpu_ap
   CHECK(parse("maxcpus=010").kernel_cpus == 8);
   CHECK(parse("nr_cpus=2,3").kernel_cpus == 2);
   CHECK(parse("maxcpus=99999999999999999999999").kernel_cpus == uint64_t{INT64_MAX});
+  CHECK(parse("maxcpus=0x123456789abcdef01234").kernel_cpus == uint64_t{INT64_MAX});  // fuzz_stub_inputs: overflowed
+  CHECK(parse("maxcpus=0x7fffffffffffffff").kernel_cpus == uint64_t{INT64_MAX});
+  CHECK(parse("nr_cpus=0x7ffffffffffffffe").kernel_cpus == uint64_t{INT64_MAX} - 1);
   CHECK(parse("disable_cpu_apicid=0").disabled_apic_id == 0);
   CHECK(parse("disable_cpu_apicid=0x1f").disabled_apic_id == 31);
   CHECK(parse("disable_cpu_apicid=-1").disabled_apic_id == -1);

@@ -1,0 +1,84 @@
+// fuzz_pack: `kpack` from bytes to an image in memory, the packing path every user runs. The first
+// byte picks the output (codec, raw layout, bzImage or --elf, a paging hint); the rest is the input file as
+// load_kernel reads it (a vmlinux, a stock or kpack bzImage, a kpack ELF): the ELF and section
+// readers, the relocation table computed from .rela sections, the embedded configuration and the
+// banner (kernel_facts), then the layout, the frames, the codecs and the image and ELF writers.
+// Whatever the input, an error is one line naming the file; an image that is written must read back
+// as a kpack image whose kernel is the input's, byte for byte (compressed outputs keep it whole).
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_check.h"
+#include "fuzz/fuzz_packer_checks.h"
+#include "packer/bzimage_reader.h"
+#include "packer/elf_reader.h"
+#include "packer/elf_writer.h"
+#include "packer/image_writer.h"
+#include "packer/kernel_input.h"
+#include "packer/layout.h"
+
+using namespace kpack;
+
+namespace {
+
+const std::string kInput = "fuzz.vmlinux", kOutput = "fuzz.img";
+// Inputs past 1 MiB decoded spend the run in the codecs (libFuzzer's -max_len keeps most far below).
+constexpr uint64_t kMaxDecoded = 1 << 20, kMaxSpan = 4 << 20;
+
+struct Choice {
+  Codec codec;
+  RawLayout layout;
+  bool elf;
+};
+
+Choice choice_of(uint8_t b) {
+  static constexpr Codec kCodecs[] = {Codec::kRaw, Codec::kLz4, Codec::kZstd, Codec::kGzip, Codec::kXz};
+  return {kCodecs[(b & 7) % 5], (b & 8) ? RawLayout::kCompact : RawLayout::kInPlace, (b & 16) != 0};
+}
+
+// The image's kernel, extracted as `kpack extract` does, is the input's ELF in the compact layout
+// (a compressed payload stores every byte of it; a raw one may leave zero runs out, which extract
+// joins again), and its relocation table the input's.
+void check_round_trip(const KernelInput& input, std::span<const uint8_t> image, const PackedPayload& payload,
+                      Codec codec) {
+  Result<KernelPayload> out = extract_kernel(payload, image, kOutput, kMaxDecoded + (64 << 20));
+  FUZZ_CHECK(out.ok());
+  FUZZ_CHECK(out->relocs == input.relocs);
+  if (codec != Codec::kRaw) FUZZ_CHECK(out->elf == layout_compact(input).bytes);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  Choice choice = choice_of(data[0]);
+  std::vector<uint8_t> file(data + 1, data + size);
+  // Bit 5: --5level or --no-5level (bit 6), else the kernel's own facts (config, banner) decide.
+  KernelHints hints;
+  if (data[0] & 32) hints.five_level = (data[0] & 64) != 0;
+  Result<KernelInput> input = load_kernel_from(std::move(file), kInput, {}, hints);
+  if (!input) return check_message(input.error(), kInput), 0;
+  // A raw image holds the kernel's whole span, an ELF output its memory: keep both small.
+  if (input->elf.size() > kMaxDecoded || input->kernel.span() > kMaxSpan) return 0;
+  PackOptions options;
+  // In place, a raw image's kernel sits at its floor's distance from 1 MiB: 2 MiB keeps that short.
+  options.kernel_address = 2 << 20;
+  options.compress = {choice.codec, choice.codec == Codec::kRaw ? 0 : 1, 1};
+  options.raw_layout = choice.layout;
+  ImageBlobs blobs = built_in_blobs(choice.codec);
+  if (choice.elf) {
+    Result<ElfImage> elf = build_elf_image(*input, options, blobs, kOutput);
+    if (!elf) return check_message(elf.error(), kOutput), 0;
+    Result<KpackElf> read = read_kpack_elf(elf->bytes, kOutput);
+    FUZZ_CHECK(read.ok());
+    check_round_trip(*input, elf->bytes, read->payload, choice.codec);
+    return 0;
+  }
+  Result<std::vector<uint8_t>> image = build_image(*input, options, blobs, kOutput);
+  if (!image) return check_message(image.error(), kOutput), 0;
+  Result<BzImage> read = read_bzimage(*image, kOutput);
+  FUZZ_CHECK(read.ok() && read->packer_record.has_value());
+  check_round_trip(*input, *image, *read, choice.codec);
+  return 0;
+}
