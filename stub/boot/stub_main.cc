@@ -221,9 +221,8 @@ uint64_t stub_main(const Handover& handover) {
   StubOptions options = read_stub_options(env);
   // Nothing the stub places, the kernel included, may land where the command line keeps memory
   // from the kernel (memmap=, mem=).
-  status = remove_reserved_memory(options.kaslr, env.free);
+  status = keep_command_line_memory(options.kaslr, env);
   if (!status.ok()) stop_boot(status, options);
-  env.command_line_memory = &options.kaslr;
   if (options.debug) serial::print("kpack: entered by %s\n", run_entry_name(handover.entry));
   if (options.debug) print_ram_source(env);
   if (!handover.efi_application) store_rsdp(params, memory);

@@ -12,6 +12,7 @@
 // back to another entry; after it, an error halts with its line on COM1.
 #include "stub/runtime/asm_symbols.h"
 #include "stub/machine/boot_environment.h"
+#include "stub/machine/reserved_memory.h"
 #include "stub/boot/boot.h"
 #include "stub/boot/handover.h"
 #include "stub/options/stub_options.h"
@@ -186,6 +187,8 @@ EfiStatus unpack_into_firmware_pages(const Firmware& fw, Handover& handover, con
   // The e820 table store_free_memory wrote from the firmware's free memory.
   StubStatus unpacked = read_boot_environment(*handover.params, reinterpret_cast<uint64_t>(handover.params), memory,
                                               &env, RamSource::kE820);
+  // As on the common path: nothing placed where the command line keeps memory from the kernel.
+  if (unpacked.ok()) unpacked = keep_command_line_memory(options.kaslr, env);
   if (unpacked.ok())
     unpacked = unpack_for_boot(handover, options, BootResources{&memory, &env, nullptr, 0, run}, result);
   // The whole span is the kernel's, gaps between segments included, before the firmware hands

@@ -18,4 +18,10 @@ StubStatus remove_reserved_memory(const KaslrOptions& options, FreeMemory& free)
   return StubStatus::success();
 }
 
+StubStatus keep_command_line_memory(const KaslrOptions& options, BootEnvironment& env) {
+  KPACK_TRY(remove_reserved_memory(options, env.free));
+  env.command_line_memory = &options;
+  return StubStatus::success();
+}
+
 }  // namespace kpack

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "stub/base/status.h"
+#include "stub/machine/boot_environment.h"
 #include "stub/machine/free_memory.h"
 #include "stub/options/kaslr_options.h"
 
@@ -15,5 +16,10 @@ namespace kpack {
 // everything outside its RAM ranges. Fails when the command line named more ranges than the stub
 // keeps (kMaxReservedRanges): it could not keep clear of them.
 StubStatus remove_reserved_memory(const KaslrOptions& options, FreeMemory& free);
+
+// The same for a boot's environment, once the stub has read its options: out of free memory, and
+// named to the low pages' search (env.command_line_memory points at `options`, which must outlive
+// it). What stub_main does before anything is placed.
+StubStatus keep_command_line_memory(const KaslrOptions& options, BootEnvironment& env);
 
 }  // namespace kpack
