@@ -134,7 +134,7 @@ boot::SetupHeader make_header(const KernelInput& input, uint32_t setup_sects, ui
   h.relocatable_kernel = 1;
   h.min_alignment = 12;  // the stub itself needs only page alignment
   // Above 4G: kexec-tools' bzImage64 loader and kexec_file_load insist on it; the stub maps
-  // windows above 4 GiB for itself, boot_params and the command line (stub/entry/paging.cc).
+  // windows above 4 GiB for itself, boot_params and the command line (stub/paging/identity_map.cc).
   // 5-level: the 64-bit entry takes a CPU in either paging mode, as stock images say of theirs, and
   // the second bit says whether the kernel runs with 5 levels (stock: CONFIG_X86_5LEVEL).
   h.xloadflags = boot::kXlfKernel64 | boot::kXlfCanBeLoadedAbove4G | boot::kXlf5Level |

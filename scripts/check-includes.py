@@ -2,9 +2,11 @@
 """check-includes.py [--root DIR] [--rules FILE] [--check-doc DOC | --update-doc DOC | --render]
 
 Holds every tracked (or new) .h .cc .c .S file to scripts/include-rules.txt: each "..." include must exist
-and be one its folder may include. --check-doc also fails when DOC's layout table (between
-<!-- layout:table --> and <!-- /layout:table -->) is not the one the rules render; --update-doc
-rewrites that table; --render prints it. DOC and FILE are relative to DIR (default: this
+and be one its folder may include; every allowance must be used by an include, and the folders'
+allowances must form a strict order (no folder reaches, through any chain, back to itself).
+--check-doc also fails when DOC's layout blocks (the table between <!-- layout:table --> and
+<!-- /layout:table -->, the order between <!-- layout:order --> and <!-- /layout:order -->) are not
+the ones the rules render; --update-doc rewrites them; --render prints them. DOC and FILE are relative to DIR (default: this
 repository). Exit: 0 clean, 1 a breach (one line each), 2 bad usage or rules.
 """
 import argparse
@@ -15,7 +17,7 @@ import sys
 
 SOURCES = (".h", ".cc", ".c", ".S")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
-BEGIN, END = "<!-- layout:table -->", "<!-- /layout:table -->"
+BLOCKS = ("table", "order")  # doc/layout.md's generated blocks, each between its two markers
 
 
 class RulesError(Exception):
@@ -66,13 +68,65 @@ class Rules:
         owners = [folder for folder in self.folders if path.startswith(folder)]
         return max(owners, key=len) if owners else None
 
-    def allows(self, folder, header):
+    def allowance(self, folder, header):
+        """The allowance (target, line) of folder's rule that lets it include header; None when none
+        does. Its own files need none: ("", 0)."""
         if header.startswith(folder):
-            return True
-        for target, _ in self.folders[folder]["includes"]:
+            return ("", 0)
+        for target, number in self.folders[folder]["includes"]:
             if target == "*" or header == target or (target.endswith("/") and header.startswith(target)):
-                return True
-        return False
+                return (target, number)
+        return None
+
+    def dependencies(self, folder):
+        """The folders folder's allowances reach (a header target counts as its folder), in rule order;
+        * reaches every folder that has no * of its own."""
+        def star(f):
+            return any(t == "*" for t, _ in self.folders[f]["includes"])
+
+        if star(folder):
+            return [f for f in self.folders if not star(f)]
+        out = []
+        for target, _ in self.folders[folder]["includes"]:
+            owner = self.folder_of(target)
+            if owner and owner != folder and owner not in out:
+                out.append(owner)
+        return out
+
+    def cycle(self):
+        """One chain of folders that leads back to its first, or None: the allowances' order is strict."""
+        state = {}  # folder -> "open" while on the path, "done" after
+
+        def visit(folder, path):
+            state[folder] = "open"
+            for dep in self.dependencies(folder):
+                if state.get(dep) == "open":
+                    return path[path.index(dep):] + [folder, dep] if dep in path else path + [folder, dep]
+                if dep not in state:
+                    found = visit(dep, path + [folder])
+                    if found:
+                        return found
+            state[folder] = "done"
+            return None
+
+        for folder in self.folders:
+            if folder not in state:
+                found = visit(folder, [])
+                if found:
+                    return found
+        return None
+
+    def layers(self):
+        """Each folder's depth in the order: 0 for one that includes no other folder, else one more than
+        the deepest folder it may include. Only for rules without a cycle."""
+        depth = {}
+
+        def of(folder):
+            if folder not in depth:
+                depth[folder] = 1 + max((of(dep) for dep in self.dependencies(folder)), default=-1)
+            return depth[folder]
+
+        return {folder: of(folder) for folder in self.folders}
 
 
 def tree_files(root):
@@ -103,6 +157,7 @@ def check_tree(root, rules):
     errors = []
     uncovered = {}  # folder -> its first file
     used = set()
+    allowances_used = set()  # (folder, line of the allowance, target)
     covered = set()
     exceptions = {(f, h) for f, h, _, _ in rules.exceptions}
     for path in sources:
@@ -120,8 +175,8 @@ def check_tree(root, rules):
                 if header not in files:
                     errors.append(f"{path}:{number}: includes {header}, which does not exist "
                                   "(includes name paths from the repository root)")
-                elif rules.allows(folder, header):
-                    pass
+                elif (allowance := rules.allowance(folder, header)) is not None:
+                    allowances_used.add((folder, allowance[1], allowance[0]))
                 elif (path, header) in exceptions:
                     used.add((path, header))
                 else:
@@ -140,6 +195,13 @@ def check_tree(root, rules):
             exists = any(p.startswith(target) for p in files) if target.endswith("/") else target in files
             if not exists:
                 errors.append(f"{rules.name}:{number}: {target} does not exist")
+            elif folder in covered and (folder, number, target) not in allowances_used:
+                errors.append(f"{rules.name}:{number}: {folder} may include {target}, which none of its files "
+                              "includes (remove it)")
+    loop = rules.cycle()
+    if loop:
+        errors.append(f"{rules.name}: the folders' allowances form a cycle: {' -> '.join(loop)} "
+                      "(each folder may include only folders below it)")
     for path, header, _, number in rules.exceptions:
         if (path, header) not in used:
             errors.append(f"{rules.name}:{number}: exception no longer needed: {path} does not include "
@@ -166,15 +228,50 @@ def render(rules):
     return "\n".join(lines) + "\n"
 
 
-def split_doc(root, path):
-    """DOC as (before, table, after) around its markers."""
+def render_order(rules):
+    """doc/layout.md's picture of the order: the folders by depth, the lowest first, each with the
+    folders it may include; a folder includes only folders on lines above its own."""
+    layers = rules.layers()
+    width = max(len(folder) for folder in rules.folders)
+    lines = ["```"]
+    for depth in range(max(layers.values()) + 1):
+        for folder in (f for f in rules.folders if layers[f] == depth):
+            targets = [t for t, _ in rules.folders[folder]["includes"]]
+            deps = "anything" if "*" in targets else " ".join(rules.dependencies(folder))
+            lines.append(f"{depth:2}  {folder:<{width}}{'  <- ' + deps if deps else ''}".rstrip())
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
+def render_blocks(rules):
+    """Each generated block of doc/layout.md, by name."""
+    blocks = {"table": render(rules)}
+    if rules.cycle() is None:
+        blocks["order"] = render_order(rules)
+    return blocks
+
+
+def markers(name):
+    return f"<!-- layout:{name} -->", f"<!-- /layout:{name} -->"
+
+
+def split_doc(root, path, name="table"):
+    """DOC as (before, block, after) around block name's markers."""
     with open(os.path.join(root, path), encoding="utf-8") as f:
         text = f.read()
-    begin, end = text.find(BEGIN + "\n"), text.find(END)
+    begin_marker, end_marker = markers(name)
+    begin, end = text.find(begin_marker + "\n"), text.find(end_marker)
     if begin < 0 or end < begin:
-        raise RulesError(f"{path}: no {BEGIN} ... {END} block")
-    begin += len(BEGIN) + 1
+        raise RulesError(f"{path}: no {begin_marker} ... {end_marker} block")
+    begin += len(begin_marker) + 1
     return text[:begin], text[begin:end], text[end:]
+
+
+def doc_blocks(root, path):
+    """The generated blocks DOC holds: the table always, the order when it has its markers."""
+    with open(os.path.join(root, path), encoding="utf-8") as f:
+        text = f.read()
+    return [name for name in BLOCKS if name == "table" or markers(name)[0] in text]
 
 
 def main():
@@ -189,20 +286,23 @@ def main():
 
     try:
         rules = Rules(os.path.join(args.root, args.rules), args.rules)
+        blocks = render_blocks(rules)
         if args.render:
-            sys.stdout.write(render(rules))
+            sys.stdout.write("\n".join(blocks[name] for name in BLOCKS if name in blocks))
             return 0
         if args.update_doc:
-            before, _, after = split_doc(args.root, args.update_doc)
-            with open(os.path.join(args.root, args.update_doc), "w", encoding="utf-8") as f:
-                f.write(before + render(rules) + after)
+            for name in doc_blocks(args.root, args.update_doc):
+                before, _, after = split_doc(args.root, args.update_doc, name)
+                with open(os.path.join(args.root, args.update_doc), "w", encoding="utf-8") as f:
+                    f.write(before + blocks.get(name, "") + after)
             return 0
         errors = check_tree(args.root, rules)
         if args.check_doc:
-            _, table, _ = split_doc(args.root, args.check_doc)
-            if table != render(rules):
-                errors.append(f"{args.check_doc}: its layout table is not {args.rules}'s "
-                              f"(scripts/check-includes.py --update-doc {args.check_doc})")
+            for name in doc_blocks(args.root, args.check_doc):
+                _, block, _ = split_doc(args.root, args.check_doc, name)
+                if block != blocks.get(name):
+                    errors.append(f"{args.check_doc}: its layout {name} is not {args.rules}'s "
+                                  f"(scripts/check-includes.py --update-doc {args.check_doc})")
     except OSError as e:
         print(f"check-includes: {e.filename}: {e.strerror}", file=sys.stderr)
         return 2

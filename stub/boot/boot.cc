@@ -9,7 +9,8 @@
 #include "stub/machine/trampoline_page.h"
 #include "stub/unpack/xxh3.h"
 #include "stub/unpack/packer_record_unpack.h"
-#include "stub/runtime/asm_symbols.h"
+#include "stub/boot/boot_asm.h"
+#include "stub/runtime/stack_protector.h"
 
 namespace kpack {
 

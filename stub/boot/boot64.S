@@ -1,6 +1,6 @@
 // What every 64-bit entry shares on its way into the kernel: the boot protocol's GDT and selectors,
 // the switch between 4- and 5-level paging, and the jump itself with the 64-bit protocol's registers.
-#include "stub/runtime/asm_offsets.h"
+#include "stub/asm_offsets/asm_offsets.h"
 
 	.code64
 	.text

@@ -5,7 +5,8 @@
 // one line on COM1.
 #include "stub/machine/acpi_madt.h"
 #include "stub/machine/acpi_rsdp.h"
-#include "stub/runtime/asm_symbols.h"
+#include "stub/boot/boot_asm.h"
+#include "stub/entry/entry_asm.h"
 #include "stub/machine/boot_environment.h"
 #include "stub/machine/reserved_memory.h"
 #include "stub/boot/boot.h"
@@ -13,7 +14,7 @@
 #include "stub/arch/emulated_tlb.h"
 #include "stub/arch/halt.h"
 #include "stub/unpack/kaslr.h"
-#include "stub/entry/paging.h"
+#include "stub/paging/identity_map.h"
 #include "stub/base/range.h"
 #include "stub/arch/serial.h"
 #include "stub/smp/smp.h"
@@ -157,9 +158,8 @@ void store_rsdp(boot::BootParams* params, PhysicalMemory& memory) {
 // kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
 // it), so the bytes still zero at its bottom were never used; tests/smp/smp-boot.sh fails a stub
 // that comes near the end, which would run into the data below it (the SMP helpers' state first).
-// The PVH entry keeps its boot_params at the stack's bottom (early_pvh.cc): the stack is what lies above.
-void print_stack_use(RunEntry entry) {
-  const uint8_t* bottom = boot_stack + (entry == RunEntry::kPvh ? sizeof(boot::BootParams) : 0);
+void print_stack_use() {
+  const uint8_t* bottom = boot_stack;
   const uint8_t* unused = bottom;
   while (unused < boot_stack_top && *unused == 0) ++unused;
   serial::print("kpack: stack bytes=%lu of %lu\n", static_cast<uint64_t>(boot_stack_top - unused),
@@ -235,7 +235,7 @@ uint64_t stub_main(const Handover& handover) {
   helpers.finish();
   if (!status.ok()) stop_boot(status, options);
   helpers.print(result, record);
-  if (options.debug) print_stack_use(handover.entry);
+  if (options.debug) print_stack_use();
   // Both keep off the loaded image: the paging switch's low pages and the run report's page.
   Range image = range_of(reinterpret_cast<uint64_t>(image_base), record.image_size);
   hand_over_paging_mode(*params, env, image, record, options);
@@ -246,8 +246,7 @@ uint64_t stub_main(const Handover& handover) {
 }  // namespace
 }  // namespace kpack
 
-// entry64.S, for every entry once it runs on the stub's identity map: `entry` says which
-// (RunEntry), and `firmware` is what an EFI entry kept from the firmware (null for the others).
+// entry64.S, for every entry once it runs on the stub's identity map (boot_asm.h).
 extern "C" uint64_t stub_entry(kpack::boot::BootParams* params, uint8_t* image_base, const kpack::PackerRecord* record,
                                uint32_t entry, const kpack::FirmwareFacts* firmware) {
   using namespace kpack;

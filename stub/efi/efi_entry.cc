@@ -10,7 +10,10 @@
 // firmware before ExitBootServices.
 // Until ExitBootServices an error is printed on ConOut and returned, so a boot manager can fall
 // back to another entry; after it, an error halts with its line on COM1.
-#include "stub/runtime/asm_symbols.h"
+#include "stub/boot/boot_asm.h"
+#include "stub/entry/entry_asm.h"
+#include "stub/runtime/linker_symbols.h"
+#include "stub/runtime/stack_protector.h"
 #include "stub/machine/boot_environment.h"
 #include "stub/machine/reserved_memory.h"
 #include "stub/boot/boot.h"
@@ -27,8 +30,6 @@
 #include "stub/options/utf16_command_line.h"
 
 extern "C" {
-// entry64.S: the 64-bit boot protocol's state, then the kernel.
-[[noreturn]] void enter_kernel(uint64_t entry, kpack::boot::BootParams* params) KPACK_ASM_SYMBOL;
 KPACK_EFIAPI kpack::efi::EfiStatus efi_pe_entry(kpack::efi::Handle image,
                                                 kpack::efi::SystemTable* system) KPACK_ASM_SYMBOL;
 void efi_handover_entry(kpack::efi::Handle image, kpack::efi::SystemTable* system,

@@ -1,8 +1,9 @@
 // The first C++ the 64-bit entry runs after its exception handlers, before the stub builds page
 // tables or relocates itself: nothing may use the packer's record until it is known to be whole
-// (paging.cc maps image_size). Like paging.cc, this must hold no absolute relocation (the build
+// (identity_map.cc maps image_size). Like identity_map.cc, this must hold no absolute relocation (the build
 // checks).
-#include "stub/runtime/asm_symbols.h"
+#include "stub/entry/entry_asm.h"
+#include "stub/runtime/linker_symbols.h"
 #include "stub/arch/halt.h"
 #include "stub/entry/confidential_exit.h"
 #include "stub/entry/packer_record_check.h"

@@ -3,7 +3,7 @@
 // It builds an identity map of the low 4 GiB, enters long mode and continues at the 64-bit entry,
 // which then runs exactly as it does for a 64-bit loader. In a confidential VM it only gets that
 // far under SEV (the C-bit set) or TDX; SEV-ES and SEV-SNP end at its first CPUID.
-#include "stub/runtime/asm_offsets.h"
+#include "stub/asm_offsets/asm_offsets.h"
 
 	.code32
 	.section .text.entry32, "ax"
@@ -68,7 +68,7 @@ long_mode32:
 	movl	%eax, %edx
 
 	// Identity map 0..4 GiB with 2 MiB pages: PML4[0] -> PDPT[0..3] -> four page directories,
-	// built in the first pages of the 64-bit entry's own tables (PageTables in paging.h), which
+	// built in the first pages of the 64-bit entry's own tables (PageTables in stub/paging/identity_map.h), which
 	// build_identity_map then completes without ever unmapping what is live.
 	leal	(stub_page_tables - startup_32)(%ebp), %edi
 	leal	(PT_PDPT + PTE_PRESENT_WRITABLE)(%edi), %eax

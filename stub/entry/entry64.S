@@ -3,7 +3,7 @@
 // Every other entry continues here too, once in long mode: the 32-bit and PVH entries (entry32.S)
 // and the EFI entries after ExitBootServices. Sets up what C++ and the codec libraries need, then
 // calls stub_entry with which entry ran and jumps to the kernel.
-#include "stub/runtime/asm_offsets.h"
+#include "stub/asm_offsets/asm_offsets.h"
 
 	.code64
 	.section .text.entry64, "ax"

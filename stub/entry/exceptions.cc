@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "stub/entry/exceptions.h"
-#include "stub/runtime/asm_symbols.h"
+#include "stub/entry/entry_asm.h"
 #include "stub/arch/cpu.h"
 #include "stub/arch/halt.h"
 #include "stub/arch/serial.h"

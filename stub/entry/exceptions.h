@@ -3,7 +3,7 @@
 
 namespace kpack {
 
-// install_exception_handlers (asm_symbols.h) points the IDT at handlers that report the exception
+// install_exception_handlers (entry_asm.h) points the IDT at handlers that report the exception
 // and halt instead of triple-faulting; this loads its table on another CPU (the application
 // processors).
 void load_exception_handlers();

@@ -5,7 +5,8 @@
 #include <stdint.h>
 
 #include "formats/elf64.h"
-#include "stub/runtime/asm_symbols.h"
+#include "stub/entry/entry_asm.h"
+#include "stub/runtime/linker_symbols.h"
 #include "stub/arch/halt.h"
 
 using kpack::elf::Rela;

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stub/runtime/asm_symbols.h"
+#include "stub/runtime/stack_protector.h"
 #include "stub/arch/halt.h"
 
 extern "C" {

@@ -2,7 +2,7 @@
 // call with every register set, and the switch to protected mode. A 16-bit loader (SeaBIOS's
 // -kernel ROM, GRUB linux16, ISOLINUX, qboot) enters at setup_seg+0x20:0 with DS = ES = SS =
 // setup_seg; everything here is linked from the start of that segment.
-#include "stub/runtime/asm_offsets.h"
+#include "stub/asm_offsets/asm_offsets.h"
 
 	.code16
 	.section .text.entry16, "ax"

@@ -1,7 +1,7 @@
 // What the application processors' trampoline (ap_trampoline16.S) reads, at kApBootDataOffset in
 // its page: the GDT and far pointers for the mode switches, the control registers the boot CPU
 // runs with, and where each AP's stack and C++ entry are. The BSP fills it (smp.cc); the assembly
-// reaches every field through offsets generated from this structure (stub/runtime/gen_asm_offsets.cc).
+// reaches every field through offsets generated from this structure (stub/asm_offsets/gen_asm_offsets.cc).
 #pragma once
 
 #include <stddef.h>

@@ -3,7 +3,7 @@
 // smp.cc copies these bytes to a free page below 1 MiB and fills the data block at AP_DATA in that
 // page; the code is position independent, every address it needs comes from that block. Interrupts
 // stay off throughout.
-#include "stub/runtime/asm_offsets.h"
+#include "stub/asm_offsets/asm_offsets.h"
 
 	// Only ever copied, never run in place.
 	.section .rodata.ap_trampoline, "a"

@@ -1,6 +1,5 @@
 #include "stub/smp/local_apic.h"
 
-#include "stub/boot/boot.h"
 #include "stub/arch/cpu.h"
 
 namespace kpack::smp {

@@ -2,8 +2,8 @@
 
 #include "stub/machine/acpi_madt.h"
 #include "stub/smp/ap_boot.h"
-#include "stub/runtime/asm_symbols.h"
-#include "stub/boot/boot.h"
+#include "stub/runtime/stack_protector.h"
+#include "stub/smp/ap_trampoline.h"
 #include "stub/arch/cpu.h"
 #include "stub/entry/exceptions.h"
 #include "stub/smp/local_apic.h"

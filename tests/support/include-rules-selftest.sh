@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # include-rules-selftest.sh — proves that scripts/check-includes.py catches what it is for, on a
 # small git tree of its own: a clean tree passes; a forbidden include (from a .cc and from a .S), an
-# include of a missing path, a folder no rule covers, a stale exception and a stale doc table each
-# fail with exit 1 and their one line; a listed exception and a generated header pass.
+# include of a missing path, a folder no rule covers, a stale exception, an allowance no include
+# uses, two folders that may include each other and a stale doc table or order each fail with exit 1
+# and their one line; a listed exception and a generated header pass.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,7 +33,7 @@ put formats/a.h '#pragma once'
 put low/x.h '#pragma once' '#include <stdint.h>' '#include "formats/a.h"'
 put low/y.S '#include "low/offsets.h"'
 put high/z.cc '#include "low/x.h"' '  #  include "formats/a.h"'
-put doc/layout.md '# Layout' '<!-- layout:table -->' '<!-- /layout:table -->' 'Prose.'
+put doc/layout.md '# Layout' '<!-- layout:table -->' '<!-- /layout:table -->' 'Prose.' '<!-- layout:order -->' '<!-- /layout:order -->'
 git -C "$work" init -q
 rules=(--rules scripts/rules.txt)
 
@@ -40,6 +41,7 @@ expect 2 "check-includes: scripts/rules.txt: no <!-- layout:table --> ... <!-- /
 expect 0 "" "${rules[@]}" --update-doc doc/layout.md
 grep -qxF '| `low/`     | 64-bit        | `formats/` |' "$work/doc/layout.md" || fail "no low/ row in: $(cat "$work/doc/layout.md")"
 grep -qxF 'Prose.' "$work/doc/layout.md" || fail "--update-doc lost the prose"
+grep -qxF ' 2  high/     <- formats/ low/' "$work/doc/layout.md" || fail "no high/ line in the order: $(cat "$work/doc/layout.md")"
 expect 0 "check-includes: includes follow scripts/rules.txt; doc/layout.md matches it" "${rules[@]}" --check-doc doc/layout.md
 
 # The forbidden include: low/ reaches up into high/.
@@ -76,11 +78,30 @@ put high/z.cc '#include "formats/a.h"'
 sed -i 's|includes formats/ low/x.h|includes formats/ low/gone.h|' "$work/scripts/rules.txt"
 expect 1 "scripts/rules.txt:10: low/gone.h does not exist" "${rules[@]}"
 sed -i 's|low/gone.h|low/x.h|' "$work/scripts/rules.txt"
+# An allowance none of the folder's files uses: high/ no longer includes low/x.h.
+expect 1 "scripts/rules.txt:10: high/ may include low/x.h, which none of its files includes (remove it)" "${rules[@]}"
+put high/z.cc '#include "low/x.h"' '  #  include "formats/a.h"'
+
+# Two folders that may include each other, each allowance used: a cycle, whatever the files do.
+sed -i 's|^  includes formats/$|  includes formats/ high/|' "$work/scripts/rules.txt"
+put low/up.cc '#include "high/w.h"'
+expect 1 "scripts/rules.txt: the folders' allowances form a cycle: low/ -> high/ -> low/ (each folder may include only folders below it)" "${rules[@]}"
+rm "$work/low/up.cc"
+sed -i 's|^  includes formats/ high/$|  includes formats/|' "$work/scripts/rules.txt"
 
 # A rule changed without the doc.
 sed -i 's|runs 64-bit|runs 32-bit|' "$work/scripts/rules.txt"
 expect 1 "doc/layout.md: its layout table is not scripts/rules.txt's (scripts/check-includes.py --update-doc doc/layout.md)" \
     "${rules[@]}" --check-doc doc/layout.md
+
+# The order block edited by hand.
+sed -i 's|runs 32-bit|runs 64-bit|' "$work/scripts/rules.txt"
+check "${rules[@]}" --update-doc doc/layout.md
+sed -i 's|^ 2  high/ .*| 2  high/     <- formats/|' "$work/doc/layout.md"
+expect 1 "doc/layout.md: its layout order is not scripts/rules.txt's (scripts/check-includes.py --update-doc doc/layout.md)" \
+    "${rules[@]}" --check-doc doc/layout.md
+check "${rules[@]}" --update-doc doc/layout.md
+sed -i 's|runs 64-bit|runs 32-bit|' "$work/scripts/rules.txt"
 
 # Outside git, or in an ignored folder of another checkout (the Debian build's copy in build-deb/),
 # every file is the tree's but those of build directories.

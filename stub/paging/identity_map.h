@@ -1,8 +1,11 @@
-// The stub's page tables (paging.cc): an identity map of 0..4 GiB plus 1 GiB windows above it, in
+// The stub's page tables (identity_map.cc): an identity map of 0..4 GiB plus 1 GiB windows above it, in
 // 4 levels, or 5 when the CPU arrives with LA57 on (kexec from a 5-level kernel).
 #pragma once
 
 #include <stdint.h>
+
+#include "formats/boot_params.h"
+#include "stub/runtime/asm_linkage.h"
 
 namespace kpack {
 
@@ -46,3 +49,12 @@ bool map_identity(uint64_t addr, uint64_t size);
 uint64_t identity_mappable_below(uint64_t size);
 
 }  // namespace kpack
+
+extern "C" {
+// identity_map.cc: the tables entry64.S loads, in the image (stub.ld puts them first in its data).
+extern kpack::PageTables stub_page_tables KPACK_ASM_SYMBOL;
+// identity_map.cc, from entry64.S before relocation: the stub's identity map; returns CR3, or halts
+// with an error line when the windows above 4 GiB do not fit.
+uint64_t build_identity_map(kpack::PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
+                            uint64_t image_size) KPACK_ASM_SYMBOL;
+}

@@ -2,11 +2,10 @@
 // around whatever the loader put above 4 GiB (the image itself, boot_params, the command line) -
 // a 64-bit loader may do that once the header says XLF_CAN_BE_LOADED_ABOVE_4G. Called from the
 // 64-bit entry before relocation, so it uses nothing but its arguments and RIP-relative symbols.
-#include "stub/entry/paging.h"
+#include "stub/paging/identity_map.h"
 
 #include "stub/arch/cpu.h"
 #include "stub/arch/halt.h"
-#include "stub/runtime/asm_symbols.h"
 
 using kpack::MapWindows;
 using kpack::PageTables;
