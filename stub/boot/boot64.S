@@ -27,8 +27,9 @@ load_boot_gdt:
 	movl	%eax, %gs
 	ret
 
-// void enter_kernel(uint64_t entry, BootParams* params): the EFI entry's way into the kernel,
-// after ExitBootServices, on the firmware's identity map: the 64-bit boot protocol's state.
+// void enter_kernel(uint64_t entry, BootParams* params): every boot's one way into the kernel, on
+// the stub's identity map or (a confidential VM's EFI entry) the firmware's: the 64-bit boot
+// protocol's state, RSI = boot_params.
 	.globl enter_kernel
 	.hidden enter_kernel
 enter_kernel:
@@ -40,9 +41,20 @@ enter_kernel:
 	xorl	%ebp, %ebp
 	jmp	*%r12
 
+// void run_on_boot_stack(void (*run)(void*), void* arg): the EFI entries after ExitBootServices,
+// whose stack is the firmware's, i.e. free memory the kernel may be decoded over.
+	.globl run_on_boot_stack
+	.hidden run_on_boot_stack
+run_on_boot_stack:
+	leaq	boot_stack_top(%rip), %rsp
+	movq	%rdi, %rax
+	movq	%rsi, %rdi
+	xorl	%ebp, %ebp
+	call	*%rax
+	ud2
 
 // void level_switch(uint32_t root): toggles CR4.LA57 and loads `root` into CR3, which needs paging
-// off, i.e. a trip through 32-bit compatibility mode. A template: switch_paging_levels (boot.cc)
+// off, i.e. a trip through 32-bit compatibility mode. A template: switch_paging_levels (paging_levels.cc)
 // copies it below 4 GiB and adds the copy's address to the far jump's offset, so the 32-bit code
 // uses no stack (ours may lie above 4 GiB). Needs the boot GDT and the identity map of the copy.
 	.section .rodata.level_switch, "a"

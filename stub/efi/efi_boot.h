@@ -7,6 +7,8 @@
 
 #include "formats/uefi.h"
 #include "formats/boot_params.h"
+#include "stub/arch/halt.h"
+#include "stub/entry/boot_inputs.h"
 #include "stub/entry/confidential_vm.h"
 #include "stub/machine/efi_configuration_table.h"
 #include "stub/machine/efi_memory_map.h"
@@ -25,6 +27,12 @@ struct Firmware {
 
 // efi_console.cc: text on ConOut (and COM1), for errors before ExitBootServices.
 void print(const Firmware& fw, const char* text);
+// Every error before ExitBootServices: its line on the firmware's console, and what to return
+// (kLoadError, or the firmware's own status).
+EfiStatus report(const Firmware& fw, StubStatus status, StatusNumbers numbers = StatusNumbers::kPair);
+EfiStatus report(const Firmware& fw, const char* message, EfiStatus status);
+
+inline constexpr uint64_t kBelow4G = 0xFFFFFFFF;
 
 // Pages from the firmware, below `max_address` (inclusive); 0 when there are none.
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type = kLoaderData);
@@ -87,6 +95,17 @@ EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map);
 // ExitBootServices. Returns the number of entries written to `extended`.
 uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
                             boot::E820Entry* extended, uint32_t extended_capacity);
+
+// exit_boot_services.cc: room for e820 entries past the zero page's 128 (and the unaccepted memory
+// table, for a kernel that accepts memory itself), then the final map and ExitBootServices, efi_info
+// and e820. On success boot services are gone: the caller may call nothing of the firmware's but
+// its runtime services.
+EfiStatus leave_boot_services(const Firmware& fw, boot::BootParams* params, bool kernel_accepts_memory);
+
+// firmware_platform.cc: a confidential VM's boot, under boot services: the kernel decoded into
+// pages claimed from the firmware on the boot CPU, then ExitBootServices, then the kernel. Returns
+// only when the firmware is still up, with the error shown on ConOut.
+EfiStatus boot_before_exit(const Firmware& fw, const BootInputs& inputs);
 
 // efi_initrd.cc: the initrd from the loader's LoadFile2 protocol or the command line's initrd=
 // paths on the image's own volume, into boot_params' ramdisk fields. kNotFound: there is none.

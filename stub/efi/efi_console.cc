@@ -1,4 +1,5 @@
 #include "stub/efi/efi_boot.h"
+#include "stub/arch/halt.h"
 #include "stub/arch/serial.h"
 
 namespace kpack::efi {
@@ -19,6 +20,16 @@ void print(const Firmware& fw, const char* text) {
     buffer[n++] = static_cast<char16_t>(static_cast<uint8_t>(*text));
   }
   flush();
+}
+
+EfiStatus report(const Firmware& fw, StubStatus status, StatusNumbers numbers) {
+  write_error([&fw](const char* text) { print(fw, text); }, status, numbers);
+  return kLoadError;
+}
+
+EfiStatus report(const Firmware& fw, const char* message, EfiStatus status) {
+  report(fw, fail(message, status), StatusNumbers::kEfiStatus);
+  return failed(status) ? status : kLoadError;
 }
 
 uint64_t allocate_pages(const Firmware& fw, uint64_t size, uint64_t max_address, MemoryType type) {

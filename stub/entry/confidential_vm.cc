@@ -1,4 +1,4 @@
-// Runs before the stub relocates itself (stub/entry/early_packer_record.cc): it must hold no absolute
+// Runs before the stub relocates itself (stub/entry/boot_protocol_entry.cc): it must hold no absolute
 // relocation, so no table of pointers (the build checks).
 #include "stub/entry/confidential_vm.h"
 

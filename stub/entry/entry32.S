@@ -63,7 +63,7 @@ long_mode32:
 	addl	$6, %esp
 
 	// Under SEV the map below carries the C-bit, so the 64-bit entry reads the image as the loader
-	// wrote it, encrypted, and refuses the guest on COM1 (early_packer_record.cc); EDX is 0 elsewhere.
+	// wrote it, encrypted, and refuses the guest on COM1 (boot_protocol_entry.cc); EDX is 0 elsewhere.
 	call	sev_c_bit32
 	movl	%eax, %edx
 

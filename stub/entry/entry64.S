@@ -1,8 +1,8 @@
 // 64-bit entry, at protected-mode start + 0x200. Boot protocol contract: long mode, an identity map
 // covering the image, boot_params and the command line, CS = 0x10 / DS = 0x18, RSI = boot_params.
-// Every other entry continues here too, once in long mode: the 32-bit and PVH entries (entry32.S)
-// and the EFI entries after ExitBootServices. Sets up what C++ and the codec libraries need, then
-// calls stub_entry with which entry ran and jumps to the kernel.
+// The 32-bit and PVH entries (entry32.S) continue here too, once in long mode. Sets the CPU state
+// C++ and the codec libraries need, then hands over to C++: prepare_boot_inputs (before
+// relocation), then the one boot path (boot_from_entry), which enters the kernel itself.
 #include "stub/asm_offsets/asm_offsets.h"
 
 	.code64
@@ -24,20 +24,11 @@ startup_pvh_64:
 	movl	$RUN_ENTRY_PVH, %r13d
 	jmp	1f
 
-// efi_entry.cc, after ExitBootServices: RSI = boot_params, RDX = the FirmwareFacts it kept, which
-// name the entry.
-	.globl startup_efi_64
-startup_efi_64:
-	xorl	%r13d, %r13d
-	movq	%rdx, %r12
-	jmp	2f
-
-	// R13D = the entry (RunEntry), R12 = the EFI entry's FirmwareFacts or 0; both callee-saved.
-1:	xorl	%r12d, %r12d
-2:	cli
+	// R13D = the entry (RunEntry), callee-saved.
+1:	cli
 	cld
 	leaq	boot_stack_top(%rip), %rsp
-	movq	%rsi, %r15			// boot_params, kept in a callee-saved register
+	movq	%rsi, %r15			// boot_params or hvm_start_info, kept in a callee-saved register
 
 	// Our GDT, so the kernel is entered with the protocol's selectors whatever the loader had, and
 	// our exception handlers on it before the first CPUID, MSR or port access: in a confidential
@@ -55,30 +46,6 @@ startup_efi_64:
 	orq	$(CR4_OSFXSR | CR4_OSXMMEXCPT), %rax
 	movq	%rax, %cr4
 
-	// Nothing may use the packer's record before it is checked: a bad one prints an error on
-	// COM1 and halts here. Runs before relocation, like build_identity_map (the build checks both).
-	leaq	startup_32(%rip), %rdi
-	call	checked_packer_record
-	movq	%rax, %r14			// the record, kept in a callee-saved register
-
-	// PVH: boot_params made of hvm_start_info, before the identity map covers what it names; a
-	// damaged one prints a line on COM1 and halts. Also before relocation.
-	cmpl	$RUN_ENTRY_PVH, %r13d
-	jne	3f
-	movq	%r15, %rdi
-	call	boot_params_from_pvh
-	movq	%rax, %r15
-3:
-	// Our own identity map of 0..4 GiB: a loader's may cover only the image, and the kernel may
-	// go anywhere in RAM. It also maps the 1 GiB windows holding the image, boot_params and the
-	// command line when a loader put them above 4 GiB (too many such windows: an error and a halt).
-	leaq	stub_page_tables(%rip), %rdi
-	leaq	startup_32(%rip), %rsi
-	movq	%r15, %rdx
-	movq	PACKER_RECORD_IMAGE_SIZE(%r14), %rcx
-	call	build_identity_map
-	movq	%rax, %cr3
-
 	// Debian builds the libraries with -fstack-protector: the canary is read at %fs:0x28.
 	leaq	stub_tls(%rip), %rax
 	movq	%rax, %rdx
@@ -86,21 +53,16 @@ startup_efi_64:
 	movl	$MSR_FS_BASE, %ecx
 	wrmsr
 
-	// We are linked at 0 as a PIE: fix our absolute pointers for where we run.
-	leaq	startup_32(%rip), %rdi
-	call	apply_relocations
-
+	// The BootInputs on the boot stack: filled before relocation, then the boot path, which
+	// never returns (the kernel, or a halt with its line on COM1).
+	subq	$BOOT_INPUTS_FRAME, %rsp
 	movq	%r15, %rdi
-	leaq	startup_32(%rip), %rsi
-	movq	%r14, %rdx
-	movl	%r13d, %ecx
-	movq	%r12, %r8
-	call	stub_entry			// returns the kernel's entry, or halts on any error
-
-	// The 64-bit protocol into the kernel: RSI = boot_params.
-	movq	%r15, %rsi
-	xorl	%ebp, %ebp
-	jmp	*%rax
+	movl	%r13d, %esi
+	movq	%rsp, %rdx
+	call	prepare_boot_inputs
+	movq	%rsp, %rdi
+	call	boot_from_entry
+	ud2
 
 	.section .bss.stack, "aw", @nobits
 	.balign 16

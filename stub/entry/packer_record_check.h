@@ -1,5 +1,5 @@
 // The packer's record (PackerRecord, formats/kpack_image.h) as the entries meet it: checked field by
-// field before anything uses it. Runs before the stub relocates itself (early_packer_record.cc), and on
+// field before anything uses it. Runs before the stub relocates itself (early_packer_record.cc, from every entry), and on
 // the host where `kpack info` and `kpack extract` read a kpack image.
 #pragma once
 

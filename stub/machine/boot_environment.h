@@ -38,7 +38,7 @@ struct BootEnvironment {
   Range low_loader_data[kMaxLowLoaderData];
   uint32_t low_loader_data_count = 0;
   bool low_loader_data_overflow = false;
-  // What the command line keeps from the kernel, once the stub has read it (stub_main), which its
+  // What the command line keeps from the kernel, once the stub has read it (boot_kernel), which its
   // low pages keep clear of too (free has it removed already).
   const KaslrOptions* command_line_memory = nullptr;
 };

@@ -19,7 +19,7 @@ StubStatus remove_reserved_memory(const KaslrOptions& options, FreeMemory& free)
 
 // The same for a boot's environment, once the stub has read its options: out of free memory, and
 // named to the low pages' search (env.command_line_memory points at `options`, which must outlive
-// it). What stub_main does before anything is placed.
+// it). What boot_kernel does before anything is placed.
 StubStatus keep_command_line_memory(const KaslrOptions& options, BootEnvironment& env);
 
 }  // namespace kpack

@@ -1,5 +1,6 @@
 // Every option the stub takes from the kernel command line, read once per boot into one structure
-// (stub_main; the EFI entry reads it too, for what it decides before the common path). Each option
+// (boot_kernel; the EFI entries read it first, for what they decide before it, and hand it over in
+// their BootInputs: one parse per boot). Each option
 // is read as the code it stands in for reads it:
 // - kpack.* and panic=: as the kernel's parse_args, whose options end at a bare "--" (what follows
 //   is init's);

@@ -69,7 +69,7 @@ __attribute__((section(".data.page_tables"))) PageTables stub_page_tables;
 
 // Returns the value for CR3; halts when the windows above 4 GiB do not fit in the pool, as switching
 // would unmap the stub. `params` is read through the loader's own mapping; `image_size` comes from
-// the record checked_packer_record has already checked.
+// the record take_packer_record has already checked.
 uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack::boot::BootParams* params,
                             uint64_t image_size) {
   // After the 32-bit entry these tables are already live with this very map: every entry below
@@ -91,7 +91,7 @@ uint64_t build_identity_map(PageTables* tables, uint64_t image_base, const kpack
       (cmdline && !map_range(tables, windows, cmdline, cmdline_size)))
     kpack::halt_with(kpack::fail("too many 1 GiB windows above 4 GiB for the stub's page tables", image_base,
                                  reinterpret_cast<uint64_t>(params)));
-  // A CPU in 5-level mode reads CR3 as a PML5 (turning LA57 off needs paging off: stub_main's
+  // A CPU in 5-level mode reads CR3 as a PML5 (turning LA57 off needs paging off: boot_kernel's
   // job, once it knows what the kernel wants); the tables below it are the same.
   bool five_levels = kpack::read_cr4() & kpack::kCr4La57;
   return reinterpret_cast<uint64_t>(five_levels ? tables->pml5 : tables->pml4);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_position_independent.sh OBJECT... — the code that runs before the stub relocates itself
-# (entry64.S: checked_packer_record, build_identity_map, and what they call) must reach everything
+# (entry64.S: prepare_boot_inputs, and what it calls) must reach everything
 # RIP-relative. Fails on any relocation in a loaded section other than PC-relative ones; debug
 # sections are not loaded and are skipped.
 set -eu

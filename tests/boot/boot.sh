@@ -18,7 +18,8 @@
 #
 # Environment: KPACK_APPEND is added to the kernel command line; QEMU overrides the binary;
 # KPACK_EXPECT_RUN_REPORT=1 also requires the stub's run report among the setup_data nodes the
-# kernel kept (init's "KPACK_SETUP_DATA types=" line names type 0x6b70616b).
+# kernel kept (init's "KPACK_SETUP_DATA types=" line names type 0x6b70616b). A pass also needs each
+# of the stub's kpack.debug entry lines to say it checked its record and relocated itself once.
 # Exit status: 0 pass, 1 fail, 2 usage, 77 skip (no QEMU).
 set -euo pipefail
 
@@ -143,6 +144,11 @@ if [[ -z $expect_fail ]]; then
     if [[ -n ${KPACK_EXPECT_RUN_REPORT:-} ]] && ! grep -aqE 'KPACK_SETUP_DATA types=(.*,)?0x6b70616b' "$log"; then
         fail "the kernel has no kpack run report in setup_data: $(grep -ao -m1 'KPACK_SETUP_DATA types=[^[:cntrl:]]*' "$log")"
     fi
+    # Every entry checks the packer's record and relocates the stub once (kpack.debug's entry line,
+    # one per kpack boot in the log).
+    entries=$(grep -aoE 'kpack: entered by [^;]*; record checks [0-9]+, relocation passes [0-9]+' "$log" || true)
+    twice=$(grep -vE 'record checks 1, relocation passes 1$' <<<"$entries" || true)
+    [[ -z $twice ]] || fail "the stub did not check its record and relocate itself exactly once: $twice"
     echo "boot.sh: PASS: $marker (${elapsed}s wall, qemu exit $status) $image"
 else
     [[ -z $marker ]] || fail "expected failure, but the guest reached /init: $marker"

@@ -40,7 +40,7 @@
 # sign the image first, so a file the firmware could not verify at all cannot pass them by being
 # refused for the wrong reason.
 # Entry checks on a pass: with a kpack image every cell but the GRUB ones requires the stub's line
-# "kpack: efi entry" (kpack.debug is on every command line); with the stock image the kernel's own
+# "kpack: efi entry" and "kpack: entered by EFI ..." (kpack.debug is on every command line); with the stock image the kernel's own
 # "EFI stub: " lines (printed only when the kernel ran its EFI stub through its PE entry). The GRUB
 # cells report the entry they saw (GRUB's i386 loader, the handover, the kpack EFI entry); for kpack
 # images grub-linuxefi also wants "kpack: efi entry" (the handover runs the same EFI code).
@@ -187,6 +187,10 @@ check_entry() {
             || die "the stock kernel did not say 'EFI stub: Loaded initrd from $how'; see $log"
     else
         grep -aqE "$efi_entry_line" "$log" || die "no 'kpack: efi entry' line: the image did not run through its EFI entry ($(entry_taken)); see $log"
+        # The EFI entry enters the boot path once, with its record checked and the stub relocated
+        # once (boot.sh holds the counts to 1 wherever the line appears).
+        grep -aqE 'kpack: entered by EFI (PE|handover); record checks' "$log" \
+            || die "no 'kpack: entered by EFI' line: the EFI entry never reached the boot path; see $log"
     fi
 }
 
