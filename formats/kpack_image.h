@@ -51,7 +51,7 @@ enum class FrameDigest : uint32_t {
 
 // The digest each codec's frames are written with: XXH3 where the format's own check is optional
 // and slower (LZ4's XXH32, zstd's XXH64), the format's check where its decoder computes it anyway.
-// XXH3 hashes the compressed bytes, not the decoded ones: 40 % of the bytes for lz4, hashed right
+// XXH3 hashes the compressed bytes, not the decoded ones: fewer bytes, hashed right
 // after the decoder has pulled them into cache (a damaged frame writes only its own place). The
 // decoder is deterministic, so proven input decodes to the kernel the packer cut; the frame table
 // itself is proven by check_frame_table and the exact sizes every decode must meet.

@@ -109,8 +109,8 @@ Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, 
   std::vector<FramePiece> pieces;
   for (Range region : elf.regions) cut(elf.bytes, region, chunk, content_of(elf, region), pieces);
   // The relocation table (sorted addresses, with few long repeats) is decoded on every KASLR
-  // boot: at zstd 19 or gzip 9 that cost 29-35 M guest instructions for Debian's 0.8 MB table,
-  // 5-7 % of the stub's work; decoded cheaply it costs 1-10 M, for a 0.4-0.5 MB larger image.
+  // boot: at zstd 19 or gzip 9 that was a noticeable part of the stub's work, and a cheap decode
+  // costs a fraction of it for a slightly larger image (doc/benchmark-history.md, "Figures the code rests on").
   if (!relocs.empty()) pieces.push_back({relocs, Content::kTable, elf.bytes.size(), true});
   CompressOptions all = options;
   if (options.codec == Codec::kXz) {

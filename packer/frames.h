@@ -27,10 +27,10 @@ struct FramedPayload {
   std::vector<FrameEntry> frames;
 };
 
-// How large the independent pieces of a region may be, when the caller gives no size (doc/benchmark-history.md,
-// table (d), measured on Debian's 6.1 cloud kernel): 1 MiB for gzip and lz4 (+0.11 % and +0.27 %
-// against whole regions; 36 lz4 frames there to spread over CPUs), 6 MiB for zstd (+0.97 %; 1 MiB cost
-// +3.3 %, its level-19 window being 8 MiB); xz keeps whole regions, since its users chose it for size.
+// How large the independent pieces of a region may be, when the caller gives no size (the sizes and
+// what each cost: doc/benchmark-history.md, table (d)): 1 MiB for gzip and lz4, enough frames to
+// spread over CPUs; 6 MiB for zstd, whose level-19 window is 8 MiB; xz keeps whole regions, since its
+// users chose it for size.
 uint64_t default_chunk_size(Codec codec);
 
 // Called as frames finish, with the input bytes done so far and in all.

@@ -44,10 +44,9 @@ Payload raw_payload(std::vector<uint8_t> elf_bytes, uint64_t segment_offset, con
 // pref_address is that default address; the zeros before the first segment become a hole in the
 // file (file_io.cc) and in no PE section. After the stub (an ELF), the bss is in the file too (a
 // hole as well), and the relocation table after it: the ELF loader copies it with the rest, and
-// the stub, which would zero it at a guest instruction per 8 bytes (0.7 M for the 5.5 MB of
-// Debian's 6.1 that are not its .bss and .brk, which the kernel clears itself), has nothing to
-// zero. A bzImage leaves it to the stub: a UEFI loader reads every byte of the PE
-// view's sections at about 4.5 instructions a byte (49 M more for Debian's 6.1 under OVMF), and
+// the stub, which would zero it at a guest instruction per 8 bytes (what is not .bss or .brk,
+// which the kernel clears itself), has nothing to zero. A bzImage leaves it to the stub: a UEFI
+// loader reads every byte of the PE view's sections, several instructions a byte (doc/benchmark-history.md, "Figures the code rests on"), and
 // leaving the bss out of the PE section's file bytes while the relocation table follows would take
 // a section more than the headers below the setup header hold.
 Result<Payload> build_in_place_raw_payload(const KernelInput& input, const PackOptions& options,

@@ -102,7 +102,7 @@ PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& place
 }
 
 // Bytes of the segment up to its last non-zero one: the rest can be bss, which the stub zeroes at
-// a fraction of the cost of decoding and checksumming zeros (11.8 MB of them in Debian's 6.1).
+// a fraction of the cost of decoding and checksumming zeros (megabytes of them in Debian's kernels).
 uint64_t without_trailing_zeros(const KernelInput& input, const LoadSegment& s) {
   uint64_t size = s.filesz;
   while (size > 0 && input.elf[s.offset + size - 1] == 0) --size;

@@ -2,9 +2,9 @@
 // memory access through a software TLB of its own per vCPU: direct-mapped, 4 KiB entries, resized
 // only when the guest flushes its TLB (it doubles when more than 70 % of its entries were filled
 // since the last flush, from 256 after reset). A CPU that decodes without a flush keeps the size
-// its last flush left: an AP fresh from INIT decodes with 256 entries (1 MiB), and a 5 MB zstd
-// frame then took it 1.45-2.5x as long as the same frame on the boot CPU (OVMF, -smp 2, 6.1 cloud
-// kernel). Growing it first costs a few thousand writes; real CPUs and KVM are left alone.
+// its last flush left: an AP fresh from INIT decodes with 256 entries (1 MiB), and a large frame
+// then takes it much longer than the same frame on the boot CPU (doc/benchmark-history.md, "Figures the code rests on"). Growing it first
+// costs a few thousand writes; real CPUs and KVM are left alone.
 #pragma once
 
 #include <stdint.h>

@@ -20,11 +20,11 @@ constexpr uint64_t kTscCyclesPerMicrosecond = 5000;
 // MP specification 1.4, B.4: 10 ms between asserting and deasserting INIT, 200 us between the
 // START IPIs. On CPUs that need no INIT delay (smp_quirk_init_udelay) Linux drops the first and
 // waits 2 x 10 us between the START IPIs (wakeup_secondary_cpu_via_init); so do we: the boot CPU
-// waits out both (200 us was 1 M cycles, a percent of a 2-CPU decode).
+// waits out both (the specification's 200 us was a visible part of a 2-CPU decode: doc/benchmark-history.md, "Figures the code rests on").
 constexpr uint64_t kInitDelayMicroseconds = 10000, kStartupDelayMicroseconds = 200;
 constexpr uint64_t kModernStartupDelayMicroseconds = 20;
-// How long the APs have, from the first INIT, to reach ap_entry; QEMU's TCG needs a few ms per AP
-// for the trampoline, and 5-25 ms under host load. The boot CPU works meanwhile: it waits for a
+// How long the APs have, from the first INIT, to reach ap_entry: QEMU's TCG needs milliseconds per
+// AP for the trampoline, more under host load. The boot CPU works meanwhile: it waits for a
 // check-in only once it has run out of frames, and so only for an AP slower than all of that.
 constexpr uint64_t kCheckInMicroseconds = 200000;
 // How long the APs have to finish their work: an AP decoding a large frame under emulation (xz

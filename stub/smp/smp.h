@@ -2,8 +2,7 @@
 // those the firmware lists (ACPI MADT or MP table) with INIT-SIPI-SIPI through a trampoline below
 // 1 MiB as soon as the stub has read its environment: each comes up to long mode on the stub's
 // page tables and waits there, without a stack, while the boot CPU reads the kernel's headers and
-// places it (under QEMU's TCG an AP's first start takes 1-3 M cycles, up to 37 M, about the
-// length of those phases). start_helpers then gives them stacks in the engine's work area and
+// places it (under QEMU's TCG an AP's first start takes about as long as those phases: doc/benchmark-history.md, "Figures the code rests on"). start_helpers then gives them stacks in the engine's work area and
 // their work: each runs `work(arg, cpu_index)` with the stub's GDT selectors, IDT, SSE and
 // stack-protector canary, from whenever it arrives; nobody waits for them. park_helpers waits for
 // them and puts every AP it woke back into wait-for-SIPI with INIT, as the kernel expects to find

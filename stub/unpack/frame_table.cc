@@ -42,7 +42,7 @@ StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const Fra
                         FrameDigest digest, uint8_t* dst) {
   const uint8_t* src = payload + f.payload_offset;
   // Decoded first, then hashed while the decoder has just pulled the frame into cache: hashing first
-  // read it from memory for the hash alone (0.1 ms of lz4's 8 ms on the host, kpack_host_bench).
+  // read it from memory for the hash alone (doc/benchmark-history.md, "Figures the code rests on").
   // A damaged frame's decode writes only inside its own place [dst, dst + f.size), which nothing
   // uses before every frame is proved, and its digest is reported before the decoder's complaint.
   uint64_t consumed = 0, produced = 0;

@@ -1,14 +1,13 @@
 // XXH3-64, the frame table's digest, built from Debian's xxhash.h twice: once for SSE2, which
 // every x86-64 CPU has, and once for AVX2, which hashes 32 bytes per instruction where SSE2 takes
-// 16 (over 34 MB, measured when the digest covered the 6.1 cloud kernel's decoded bytes: ~11 M
-// instructions against ~24 M; the library's own -O2 build takes ~38 M). xxh3_for_this_cpu picks
+// 16, in about half the instructions (doc/benchmark-history.md, "Figures the code rests on"). xxh3_for_this_cpu picks
 // AVX2 when the CPU has it and the running code has enabled its registers (CR4.OSXSAVE and XCR0,
 // which the legacy entries set on every CPU they run on, the firmware under the EFI entries, and a
 // host OS for its programs); both builds give the same digest.
 //
-// No AVX-512 build: on an AMD EPYC (Zen 5) it hashed a frame in L2 1.4x faster than AVX2 but
-// frames fresh from memory 1.7x slower (13 MB of lz4 frames in 400 KB pieces: 0.86 ms against
-// 0.50); QEMU's TCG has no AVX-512 to boot-test it on, and the stub would have to enable its state.
+// No AVX-512 build: on the host it hashed frames in cache faster than AVX2 but frames fresh from
+// memory slower (doc/benchmark-history.md, "Figures the code rests on"); QEMU's TCG has no AVX-512 to boot-test it on, and the stub would have to
+// enable its state.
 #pragma once
 
 #include <stddef.h>
