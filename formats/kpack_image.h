@@ -30,17 +30,17 @@ inline constexpr uint32_t kPackerRecordVersion = 4;  // 4: the XXH3 digest cover
 inline constexpr uint32_t kPackerRecordAlign = 16;
 
 // PackerRecord::flags
-inline constexpr uint32_t kStubRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
+inline constexpr uint32_t kRecordRandomizeRawPhysically = 1 << 0;  // raw: move to a random slot (a copy)
 // The kernel runs with 5-level paging when the CPU has it (CONFIG_X86_5LEVEL): the stub hands it over
 // with CR4.LA57 on unless the command line says no5lvl, as the stock decompressor does.
-inline constexpr uint32_t kStubKernelFiveLevel = 1 << 1;
+inline constexpr uint32_t kRecordKernelFiveLevel = 1 << 1;
 // The kernel accepts memory itself (CONFIG_UNACCEPTED_MEMORY, 6.5+): the EFI entry tells the firmware
 // to leave unaccepted memory unaccepted and hands it over as the Linux EFI stub does. Without the
 // bit (every image before it too) the firmware accepts it all at ExitBootServices.
-inline constexpr uint32_t kStubKernelAcceptsMemory = 1 << 2;
-inline constexpr uint32_t kStubKnownFlags =
-    kStubRandomizeRawPhysically | kStubKernelFiveLevel | kStubKernelAcceptsMemory;
-static_assert((kStubRandomizeRawPhysically & kStubKernelFiveLevel) == 0 && kStubKnownFlags == 0x7);
+inline constexpr uint32_t kRecordKernelAcceptsMemory = 1 << 2;
+inline constexpr uint32_t kRecordKnownFlags =
+    kRecordRandomizeRawPhysically | kRecordKernelFiveLevel | kRecordKernelAcceptsMemory;
+static_assert((kRecordRandomizeRawPhysically & kRecordKernelFiveLevel) == 0 && kRecordKnownFlags == 0x7);
 
 // What proves a frame right (PackerRecord::digest).
 enum class FrameDigest : uint32_t {

@@ -30,7 +30,7 @@ void check_split(const Result<KernelPayload>& payload) {
   if (!payload) return check_message(payload.error());
   Result<uint64_t> extent = elf_file_extent(payload.value().elf, kName);
   FUZZ_CHECK(extent.ok() && *extent == payload.value().elf.size());
-  FUZZ_CHECK(payload.value().elf.size() + payload.value().relocs.size() <= kMaxDecoded);
+  FUZZ_CHECK(payload.value().elf.size() + payload.value().relocation_table.size() <= kMaxDecoded);
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ void check_extract(const KpackElf& elf, std::span<const uint8_t> file) {
   if (!payload) return check_message(payload.error());
   Result<uint64_t> extent = elf_file_extent(payload->elf, kName);
   FUZZ_CHECK(extent.ok() && *extent == payload->elf.size());
-  FUZZ_CHECK(payload->elf.size() + payload->relocs.size() <= kMaxDecoded);
+  FUZZ_CHECK(payload->elf.size() + payload->relocation_table.size() <= kMaxDecoded);
 }
 
 }  // namespace

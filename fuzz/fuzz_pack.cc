@@ -44,7 +44,7 @@ void check_round_trip(const KernelInput& input, std::span<const uint8_t> image, 
                       Codec codec) {
   Result<KernelPayload> out = extract_kernel(payload, image, kOutput, kMaxDecoded + (64 << 20));
   FUZZ_CHECK(out.ok());
-  FUZZ_CHECK(out->relocs == input.relocs);
+  FUZZ_CHECK(out->relocation_table == input.relocation_table);
   if (codec != Codec::kRaw) FUZZ_CHECK(out->elf == layout_compact(input).bytes);
 }
 

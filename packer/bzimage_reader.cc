@@ -222,7 +222,7 @@ Result<KernelPayload> extract_kernel(const PackedPayload& image, std::span<const
   uint64_t extent = KPACK_TRY_RESULT(elf_file_extent(data, name));
 
   KernelPayload kernel;
-  kernel.relocs.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
+  kernel.relocation_table.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
   data.resize(extent);
   kernel.elf = std::move(data);
   // A raw payload leaves long zero runs out of its segments (layout.h): the vmlinux gets them back.

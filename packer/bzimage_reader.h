@@ -45,8 +45,8 @@ Result<PackerRecord> read_packer_record(std::span<const uint8_t> protected_part,
                                         const std::string& name);
 
 struct KernelPayload {
-  std::vector<uint8_t> elf;     // the vmlinux ELF, byte for byte as stored in the payload
-  std::vector<uint8_t> relocs;  // the relocation table after it (may be empty)
+  std::vector<uint8_t> elf;               // the vmlinux ELF, byte for byte as stored in the payload
+  std::vector<uint8_t> relocation_table;  // the relocation table after it (may be empty)
 };
 
 // Decodes the payload and splits it at the end of the ELF file (the furthest of its headers,

@@ -103,15 +103,16 @@ Content content_of(const PayloadElf& elf, Range region) {
 
 }  // namespace
 
-Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, std::span<const uint8_t> relocs,
-                         FramedPayload& out, const std::string& name, const FrameProgress& progress) {
+Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf,
+                         std::span<const uint8_t> relocation_table, FramedPayload& out, const std::string& name,
+                         const FrameProgress& progress) {
   uint64_t chunk = options.chunk_size ? options.chunk_size : default_chunk_size(options.codec);
   std::vector<FramePiece> pieces;
   for (Range region : elf.regions) cut(elf.bytes, region, chunk, content_of(elf, region), pieces);
   // The relocation table (sorted addresses, with few long repeats) is decoded on every KASLR
   // boot: at zstd 19 or gzip 9 that was a noticeable part of the stub's work, and a cheap decode
   // costs a fraction of it for a slightly larger image (doc/benchmark-history.md, "Figures the code rests on").
-  if (!relocs.empty()) pieces.push_back({relocs, Content::kTable, elf.bytes.size(), true});
+  if (!relocation_table.empty()) pieces.push_back({relocation_table, Content::kTable, elf.bytes.size(), true});
   CompressOptions all = options;
   if (options.codec == Codec::kXz) {
     uint64_t largest = 0;

@@ -49,10 +49,11 @@ Status append_frames(const CompressOptions& options, const std::vector<FramePiec
 
 // The frames of a compact ELF (layout_compact): each region cut into pieces of at most the chunk
 // size (CompressOptions::chunk_size, else default_chunk_size), code regions Content::kCode, whole
-// writable segments without PF_X kData; then `relocs`, the relocation table, in a frame of its own
+// writable segments without PF_X kData; then `relocation_table`, in a frame of its own
 // written to decode cheaply. xz gives every frame the same dictionary, at most what the largest
 // piece can use.
-Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf, std::span<const uint8_t> relocs,
-                         FramedPayload& out, const std::string& name, const FrameProgress& progress);
+Status append_elf_frames(const CompressOptions& options, const PayloadElf& elf,
+                         std::span<const uint8_t> relocation_table, FramedPayload& out, const std::string& name,
+                         const FrameProgress& progress);
 
 }  // namespace kpack

@@ -96,7 +96,8 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
   // The relocation table after the ELF's last byte, where the kernel's bss will be (compact) or
   // past the kernel (in place); the stub copies it aside before any segment moves over it or the
   // bss is zeroed (stub/unpack/unpack.cc).
-  if (!input.relocs.empty()) payload.bytes.insert(payload.bytes.end(), input.relocs.begin(), input.relocs.end());
+  if (!input.relocation_table.empty())
+    payload.bytes.insert(payload.bytes.end(), input.relocation_table.begin(), input.relocation_table.end());
   return payload;
 }
 
@@ -105,8 +106,8 @@ Result<Payload> build_raw_payload(const KernelInput& input, const PackOptions& o
 Result<Payload> build_compressed_payload(const KernelInput& input, const PackOptions& options,
                                          const std::string& name) {
   FramedPayload framed;
-  KPACK_TRY_RESULT(
-      append_elf_frames(options.compress, layout_compact(input), input.relocs, framed, name, options.progress));
+  KPACK_TRY_RESULT(append_elf_frames(options.compress, layout_compact(input), input.relocation_table, framed, name,
+                                     options.progress));
   return Payload{std::move(framed.bytes), std::move(framed.frames)};
 }
 
@@ -216,10 +217,10 @@ PackerRecord make_packer_record(const KernelInput& input, const PackOptions& opt
   info.image_size = part.size;
   info.min_kernel_address = kernel_floor(input, options);
   info.kernel_alignment = input.kernel.alignment;
-  info.relocations_size = input.relocs.size();
-  info.flags = (options.randomize_raw_physically ? kStubRandomizeRawPhysically : 0) |
-               (input.five_level_paging ? kStubKernelFiveLevel : 0) |
-               (input.accepts_memory ? kStubKernelAcceptsMemory : 0);
+  info.relocations_size = input.relocation_table.size();
+  info.flags = (options.randomize_raw_physically ? kRecordRandomizeRawPhysically : 0) |
+               (input.five_level_paging ? kRecordKernelFiveLevel : 0) |
+               (input.accepts_memory ? kRecordKernelAcceptsMemory : 0);
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
   info.frame_table_offset = raw ? 0 : part.frame_table;
   info.frame_count = static_cast<uint32_t>(payload.frames.size());

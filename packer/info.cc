@@ -67,7 +67,8 @@ void print_pe_view(const std::optional<PeView>& pe, std::FILE* out) {
 void print_payload(const PackedPayload& image, std::span<const uint8_t> file, const KernelPayload& payload,
                    const std::string& path, std::FILE* out) {
   std::fprintf(out, "payload: %s, %" PRIu64 " bytes -> ELF %zu bytes + relocations %zu bytes\n",
-               stream_format_name(image.format), image.payload_size, payload.elf.size(), payload.relocs.size());
+               stream_format_name(image.format), image.payload_size, payload.elf.size(),
+               payload.relocation_table.size());
   KernelHeaders raw;
   uint32_t runs = 0;
   const uint8_t* stored = file.data() + image.payload_offset;
@@ -92,15 +93,15 @@ void print_payload(const PackedPayload& image, std::span<const uint8_t> file, co
                    "raw: %" PRIu64 " bytes of zero pages in %u run%s left out of the file (the stub zeroes them)\n",
                    zeros, runs, runs == 1 ? "" : "s");
   }
-  if (payload.relocs.empty()) {
+  if (payload.relocation_table.empty()) {
     std::fprintf(out, "relocations: none (physical randomization only)\n");
     return;
   }
-  Result<RelocationLists> relocs = split_relocation_lists(payload.relocs, path);
-  if (relocs)
-    std::fprintf(out, "relocations: %s\n", describe_relocation_lists(*relocs).c_str());
+  Result<RelocationLists> lists = split_relocation_lists(payload.relocation_table, path);
+  if (lists)
+    std::fprintf(out, "relocations: %s\n", describe_relocation_lists(*lists).c_str());
   else
-    std::fprintf(out, "relocations: not a relocation table (%s)\n", relocs.error().message.c_str());
+    std::fprintf(out, "relocations: not a relocation table (%s)\n", lists.error().message.c_str());
 }
 
 // What the kpack record tells the stub: codec, floor, frames, what it randomizes, and who accepts
@@ -116,7 +117,7 @@ void print_packer_record(const PackerRecord& info, const KernelHeaders& kernel, 
                  digest == FrameDigest::kXxh3 ? "XXH3-64 in the frame table" : "the format's own check");
   }
   // What the stub randomizes unless the command line says nokaslr.
-  bool physical = codec != Codec::kRaw || (info.flags & kStubRandomizeRawPhysically);
+  bool physical = codec != Codec::kRaw || (info.flags & kRecordRandomizeRawPhysically);
   std::fprintf(out, "kaslr: physical %s, virtual %s\n",
                physical ? "yes (a random 2 MiB slot at or above the floor)"
                         : "no (raw: left where loaded when aligned at or above the floor, as at pref_address, else "
@@ -128,8 +129,8 @@ void print_packer_record(const PackerRecord& info, const KernelHeaders& kernel, 
   else
     std::fprintf(out, "bss: zeroed by the stub (the input had no section headers to find it)\n");
   std::fprintf(out, "efi: unaccepted memory %s\n",
-               info.flags & kStubKernelAcceptsMemory ? "left to the kernel, which accepts memory itself"
-                                                     : "accepted by the firmware at ExitBootServices");
+               info.flags & kRecordKernelAcceptsMemory ? "left to the kernel, which accepts memory itself"
+                                                       : "accepted by the firmware at ExitBootServices");
 }
 
 // The kernel's loadable segments and entry point.

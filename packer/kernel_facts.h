@@ -1,6 +1,6 @@
 // What the image's header says about the kernel that its program headers do not: whether it runs
-// with 5-level paging (XLF_5LEVEL_ENABLED, the record's kStubKernelFiveLevel) and whether it accepts
-// memory itself (kStubKernelAcceptsMemory). Each comes with what settled it, because a vmlinux
+// with 5-level paging (XLF_5LEVEL_ENABLED, the record's kRecordKernelFiveLevel) and whether it accepts
+// memory itself (kRecordKernelAcceptsMemory). Each comes with what settled it, because a vmlinux
 // without symbols hides the first: a wrong guess either loses 5-level paging or starts a kernel in a
 // mode it cannot run in.
 #pragma once

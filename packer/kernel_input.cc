@@ -80,7 +80,7 @@ Result<KernelInput> kernel_input_from_elf(std::vector<uint8_t> elf, const std::s
 
 namespace {
 
-// Sets input.relocs by the precedence load_kernel documents.
+// Sets input.relocation_table by the precedence load_kernel documents.
 Status choose_relocs(KernelInput& input, const std::string& path, const std::string& relocs_path) {
   if (!relocs_path.empty()) {
     std::optional<RelocationFormat> expected = relocs_format_of_kernel(input.elf);
@@ -89,11 +89,11 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
     if (expected && table.format != *expected)
       return error_in(relocs_path, std::string("relocation table is ") + relocation_format_name(table.format) +
                                        " but " + path + " expects one " + relocation_format_name(*expected));
-    input.relocs = std::move(bytes);
+    input.relocation_table = std::move(bytes);
     input.relocs_origin = RelocsOrigin::kFile;
     return Ok{};
   }
-  if (!input.relocs.empty()) {
+  if (!input.relocation_table.empty()) {
     input.relocs_origin = RelocsOrigin::kStockImage;
     return Ok{};
   }
@@ -106,7 +106,7 @@ Status choose_relocs(KernelInput& input, const std::string& path, const std::str
     return error_in(path,
                     "has .rela sections but no 'Linux version' banner to tell which relocation table "
                     "format it expects (give one with --relocs FILE)");
-  input.relocs = encode_relocation_lists(*table);
+  input.relocation_table = encode_relocation_lists(*table);
   input.relocs_origin = RelocsOrigin::kComputed;
   return Ok{};
 }
@@ -124,10 +124,10 @@ Result<KernelInput> load_kernel_from(std::vector<uint8_t> file, const std::strin
     KpackElf elf = KPACK_TRY_RESULT(read_kpack_elf(file, path));
     KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(elf.payload, file, path));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
-    input.relocs = std::move(payload.relocs);
+    input.relocation_table = std::move(payload.relocation_table);
     input.version = version_from_banner(input.elf);
     input.cleared_by_kernel = cleared_by_kernel(*elf.payload.packer_record);
-    const bool five_level = elf.payload.packer_record->flags & kStubKernelFiveLevel;
+    const bool five_level = elf.payload.packer_record->flags & kRecordKernelFiveLevel;
     KPACK_TRY_RESULT(infer_kernel_facts(
         input, path, hints,
         Finding{five_level, std::string("the kpack ELF's record (") + (five_level ? "" : "no ") + "5-level flag)"}));
@@ -152,7 +152,7 @@ Result<KernelInput> load_kernel_from(std::vector<uint8_t> file, const std::strin
   BzImage image = KPACK_TRY_RESULT(read_bzimage(file, path));
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, path));
   KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
-  input.relocs = std::move(payload.relocs);
+  input.relocation_table = std::move(payload.relocation_table);
   input.cmdline_size = image.header.cmdline_size;
   // A stock image holds the linker's vmlinux, sections included; a kpack image's record says what
   // its packer knew.

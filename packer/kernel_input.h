@@ -13,7 +13,7 @@
 
 namespace kpack {
 
-// Where KernelInput::relocs came from, in order of precedence.
+// Where KernelInput::relocation_table came from, in order of precedence.
 enum class RelocsOrigin {
   kNone,        // no table: the image can randomize only the physical address
   kFile,        // kpack --relocs FILE
@@ -23,7 +23,7 @@ enum class RelocsOrigin {
 
 struct KernelInput {
   std::vector<uint8_t> elf;
-  std::vector<uint8_t> relocs;  // the kernel's relocation table (formats/relocation_table.h), after the ELF
+  std::vector<uint8_t> relocation_table;  // the kernel's relocation table (formats/relocation_table.h), after the ELF
   RelocsOrigin relocs_origin = RelocsOrigin::kNone;
   KernelHeaders kernel;                  // parsed and validated program headers
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one

@@ -154,8 +154,8 @@ struct ZeroRun {
 // address, but the table is input).
 std::vector<Range> relocation_targets(const KernelInput& input) {
   std::vector<Range> targets;
-  if (input.relocs.empty()) return targets;
-  Result<RelocationLists> lists = split_relocation_lists(input.relocs, "relocs");
+  if (input.relocation_table.empty()) return targets;
+  Result<RelocationLists> lists = split_relocation_lists(input.relocation_table, "relocs");
   if (!lists.ok()) return targets;
   auto add = [&](const std::vector<uint32_t>& entries, uint64_t width) {
     for (uint32_t entry : entries) targets.push_back(range_of(physical_target(entry), width));

@@ -136,8 +136,8 @@ Status extract(const CommandLine& cl) {
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, file, cl.input));
   // Write both atomically; the relocations only when asked for.
   if (relocs_output) {
-    if (payload.relocs.empty()) return error_in(cl.input, "has no relocation table after its ELF");
-    KPACK_TRY_RESULT(relocs_output->commit(payload.relocs, 0644));
+    if (payload.relocation_table.empty()) return error_in(cl.input, "has no relocation table after its ELF");
+    KPACK_TRY_RESULT(relocs_output->commit(payload.relocation_table, 0644));
   }
   return output.commit(payload.elf, 0755);
 }

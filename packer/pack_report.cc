@@ -31,8 +31,8 @@ std::string relocations(const KernelInput& input) {
                        : input.relocs_origin == RelocsOrigin::kStockImage ? "from the bzImage's payload"
                        : input.relocs_origin == RelocsOrigin::kComputed   ? "computed from its .rela sections"
                                                                           : "";
-  if (input.relocs.empty()) return "relocations: none (the image randomizes only the physical address)";
-  Result<RelocationLists> table = split_relocation_lists(input.relocs, "");
+  if (input.relocation_table.empty()) return "relocations: none (the image randomizes only the physical address)";
+  Result<RelocationLists> table = split_relocation_lists(input.relocation_table, "");
   return "relocations: " + std::string(origin) + (table ? ", " + describe_relocation_lists(*table) : "");
 }
 

@@ -21,7 +21,7 @@ constexpr uint32_t kCpuidLa57 = 1u << 16;  // CPUID 7.ECX
 
 bool kernel_wants_five_levels(const PackerRecord& record, const StubOptions& options) {
   bool cpu_has_la57 = cpuid(0).eax >= 7 && (cpuid(7).ecx & kCpuidLa57);
-  return wants_five_level_paging(record.flags & kStubKernelFiveLevel, cpu_has_la57, options.no_five_level);
+  return wants_five_level_paging(record.flags & kRecordKernelFiveLevel, cpu_has_la57, options.no_five_level);
 }
 
 bool five_level_paging_on() { return read_cr4() & kCr4La57; }

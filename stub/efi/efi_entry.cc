@@ -58,8 +58,9 @@ uint64_t length(const char* text) {
   return n;
 }
 
-// The stub's options, as the EFI entry needs them before the common path reads them itself.
-StubOptions read_options(const boot::BootParams& params) {
+// The stub's options, read once here: the EFI entry needs them before the boot path, which takes
+// them from BootInputs.
+StubOptions read_stub_options(const boot::BootParams& params) {
   return parse_stub_options(command_line(params), length(command_line(params)));
 }
 
@@ -111,7 +112,7 @@ EfiStatus make_boot_params(const Firmware& fw, const LoadedImage& image, boot::B
 // the firmware is still up.
 EfiStatus boot_after_exit(const Firmware& fw, const BootInputs& inputs) {
   store_pci_roms(fw, inputs.params);
-  EfiStatus status = leave_boot_services(fw, inputs.params, inputs.packer_record->flags & kStubKernelAcceptsMemory);
+  EfiStatus status = leave_boot_services(fw, inputs.params, inputs.packer_record->flags & kRecordKernelAcceptsMemory);
   if (failed(status)) return status;
   boot_after_firmware(inputs);
 }
@@ -137,7 +138,7 @@ EfiStatus start_kernel_from_firmware(const Firmware& fw, boot::BootParams* given
   if (!failed(status)) status = store_confidential_vm_blob(fw, vm, params);
   if (failed(status)) return status;
   inputs.params = params;
-  inputs.options = read_options(*params);
+  inputs.options = read_stub_options(*params);
   inputs.options_read = true;
   if (inputs.options.debug) serial::write("kpack: efi entry\n");
   store_framebuffer(fw, &params->screen_info);

@@ -67,7 +67,8 @@ class FirmwarePlatform final : public BootPlatform {
 
   StubStatus leave_firmware(const BootInputs& inputs) override {
     store_pci_roms(fw_, inputs.params);
-    EfiStatus status = leave_boot_services(fw_, inputs.params, inputs.packer_record->flags & kStubKernelAcceptsMemory);
+    EfiStatus status =
+        leave_boot_services(fw_, inputs.params, inputs.packer_record->flags & kRecordKernelAcceptsMemory);
     if (!failed(status)) {
       left_ = true;
       return StubStatus::success();

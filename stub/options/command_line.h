@@ -126,6 +126,12 @@ bool command_line_has(const char* command_line, uint64_t length, const char* wor
 // else `length`.
 uint64_t kernel_options_end(const char* command_line, uint64_t length);
 
+// A number as the kernel's simple_strtoull reads it with base 0 (lib/cmdline.c's get_option and
+// memparse): 0x and hex digits, 0 and octal ones, or decimal ones, up to the first byte that is
+// none, which `p` is left at. A value past UINT64_MAX reads as UINT64_MAX (a limit that large
+// limits nothing; the kernel's would wrap). False without a digit.
+bool parse_number(const char*& p, const char* end, uint64_t* out);
+
 // The decimal N of the last `key=N` word whose N is a plain decimal number of at most 19 digits
 // (kpack.cpus=4); `fallback` when there is none.
 uint64_t command_line_number(const char* command_line, uint64_t length, const char* key, uint64_t fallback);

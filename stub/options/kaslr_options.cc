@@ -14,28 +14,10 @@ bool starts_with(const char* text, uint64_t length, const char* prefix) {
   return true;
 }
 
-// memparse(): a number (decimal, 0x hex or 0 octal) with an optional K/M/G/T/P/E suffix.
+// memparse(): parse_number's number with an optional K/M/G/T/P/E suffix.
 uint64_t parse_size(const char*& p, const char* end) {
-  uint64_t base = 10, value = 0;
-  if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-    base = 16;
-    p += 2;
-  } else if (p < end && p[0] == '0') {
-    base = 8;
-  }
-  for (; p < end; ++p) {
-    uint64_t digit;
-    if (*p >= '0' && *p <= '9')
-      digit = static_cast<uint64_t>(*p - '0');
-    else if (base == 16 && *p >= 'a' && *p <= 'f')
-      digit = static_cast<uint64_t>(*p - 'a' + 10);
-    else if (base == 16 && *p >= 'A' && *p <= 'F')
-      digit = static_cast<uint64_t>(*p - 'A' + 10);
-    else
-      break;
-    if (digit >= base) break;
-    value = value * base + digit;
-  }
+  uint64_t value = 0;
+  parse_number(p, end, &value);
   if (p < end) {
     uint32_t shift = 0;
     switch (*p) {

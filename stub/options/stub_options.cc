@@ -19,26 +19,14 @@ bool parse_decimal(const char* p, const char* end, int64_t* out) {
   return true;
 }
 
-// get_option's number (lib/cmdline.c, simple_strtol with base 0): an optional '-', then 0x and hex
-// digits, 0 and octal ones, or decimal ones, up to the first byte that is none; false without a
-// digit. A value past INT64_MAX reads as INT64_MAX (a limit that large limits nothing).
+// get_option's number (lib/cmdline.c): an optional '-', then parse_number's; false without a digit.
+// A value past INT64_MAX reads as INT64_MAX.
 bool parse_kernel_integer(const char* p, const char* end, int64_t* out) {
   bool negative = p < end && *p == '-';
   if (negative) ++p;
-  uint32_t base = 10;
-  if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-    base = 16, p += 2;
-  else if (p < end && *p == '0')
-    base = 8;
-  int64_t value = 0;
-  int digits = 0;
-  for (; p < end; ++p, ++digits) {
-    uint32_t c = static_cast<uint8_t>(*p), letter = c | 0x20;
-    uint32_t digit = c >= '0' && c <= '9' ? c - '0' : letter >= 'a' && letter <= 'f' ? letter - 'a' + 10 : 99;
-    if (digit >= base) break;
-    value = value > (INT64_MAX - digit) / base ? INT64_MAX : value * base + digit;
-  }
-  if (!digits) return false;
+  uint64_t magnitude = 0;
+  if (!parse_number(p, end, &magnitude)) return false;
+  int64_t value = magnitude > INT64_MAX ? INT64_MAX : static_cast<int64_t>(magnitude);
   *out = negative ? -value : value;
   return true;
 }

@@ -24,7 +24,7 @@ StubStatus unpack_from_packer_record(const PackerRecord& info, uint64_t image_ba
   request.max_workers = max_workers;
   bool raw = request.codec == Codec::kRaw;
   // Raw payloads run where they were loaded unless the packer asked for the copy a random slot costs.
-  if (raw && !(info.flags & kStubRandomizeRawPhysically)) request.kaslr.physical = false;
+  if (raw && !(info.flags & kRecordRandomizeRawPhysically)) request.kaslr.physical = false;
   return unpack_kernel(request, free, memory, trace, result);
 }
 

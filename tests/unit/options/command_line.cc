@@ -147,3 +147,35 @@ TEST_CASE("the setup's reader: 16-bit offsets from the paragraph offset to the 4
   CHECK(w.value_begin == 0x1005);
   CHECK(w.value_end == 0x1005);
 }
+
+TEST_CASE("numbers read as simple_strtoull with base 0: hex, octal, decimal, saturating") {
+  struct Case {
+    const char* text;
+    bool ok;
+    uint64_t value;
+    size_t consumed;
+  };
+  const Case cases[] = {
+      {"123", true, 123, 3},
+      {"0x1F", true, 31, 4},
+      {"0X1f", true, 31, 4},
+      {"017", true, 15, 3},
+      {"08", true, 0, 1},  // octal: 8 is no digit
+      {"0", true, 0, 1},
+      {"0xZ", true, 0, 1},  // "0x" before a non-hex byte is octal 0, as _parse_integer_fixup_radix reads it
+      {"12M", true, 12, 2},
+      {"abc", false, 0, 0},
+      {"", false, 0, 0},
+      {"18446744073709551615", true, UINT64_MAX, 20},
+      {"18446744073709551616", true, UINT64_MAX, 20},  // past UINT64_MAX: saturates
+      {"0xffffffffffffffffff", true, UINT64_MAX, 20},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    const char* p = c.text;
+    uint64_t value = 0;
+    CHECK(parse_number(p, c.text + std::strlen(c.text), &value) == c.ok);
+    CHECK(value == c.value);
+    CHECK(static_cast<size_t>(p - c.text) == c.consumed);
+  }
+}

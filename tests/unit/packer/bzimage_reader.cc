@@ -223,7 +223,7 @@ TEST_CASE("read_bzimage and extract_kernel for every stock payload format") {
     auto extracted = extract_kernel(*image, file, "bzImage");
     REQUIRE_MESSAGE(extracted.ok(), (extracted.ok() ? "" : extracted.error().message));
     CHECK(extracted->elf == make_elf());
-    CHECK(extracted->relocs == make_relocs());
+    CHECK(extracted->relocation_table == make_relocs());
   }
 }
 
@@ -316,7 +316,7 @@ TEST_CASE("a PE/COFF-signed image is still a bzImage") {
   REQUIRE(image.ok());
   auto extracted = extract_kernel(*image, file, "vmlinuz");
   REQUIRE(extracted.ok());
-  CHECK(extracted->relocs == make_relocs());
+  CHECK(extracted->relocation_table == make_relocs());
 }
 
 TEST_CASE("bad images are errors naming the file") {
@@ -481,13 +481,13 @@ TEST_CASE("[real kernel] Debian's stock bzImage: header, lz4 payload, ELF and re
   CHECK(kernel->elf.size() > 40'000'000);
   REQUIRE(kernel->elf.size() >= 4);
   CHECK(std::memcmp(kernel->elf.data(), elf::kMagic, 4) == 0);
-  CHECK_FALSE(kernel->relocs.empty());
-  CHECK(kernel->relocs.size() % 4 == 0);
+  CHECK_FALSE(kernel->relocation_table.empty());
+  CHECK(kernel->relocation_table.size() % 4 == 0);
 
   // The last payload bytes are the kernel build's size_append: the decoded size.
   const uint32_t appended = test::le32_at(*file, image->payload_offset + image->payload_size - 4);
-  CHECK(appended == kernel->elf.size() + kernel->relocs.size());
+  CHECK(appended == kernel->elf.size() + kernel->relocation_table.size());
   MESSAGE("setup " << image->setup_size << " B, payload " << image->payload_size << " B at " << image->payload_offset
-                   << ", ELF " << kernel->elf.size() << " B, relocs " << kernel->relocs.size() << " B, trailing u32 "
-                   << appended << ", file " << file->size() << " B");
+                   << ", ELF " << kernel->elf.size() << " B, relocs " << kernel->relocation_table.size()
+                   << " B, trailing u32 " << appended << ", file " << file->size() << " B");
 }

@@ -32,7 +32,7 @@ constexpr Codec kCodecs[] = {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZst
 
 KernelInput synthetic_input() {
   KernelInput input = test::synthetic_input();
-  input.relocs = {1, 0, 0, 0, 0, 0, 0, 0};
+  input.relocation_table = {1, 0, 0, 0, 0, 0, 0, 0};
   return input;
 }
 
@@ -186,7 +186,7 @@ TEST_CASE("a raw ELF is loaded with its first kernel segment on the floor, so th
   CHECK(info.payload_offset + stored.segments[0].offset == info.payload_offset + 0x1000);
   for (uint32_t i = 0; i < stored.segment_count; ++i) CHECK(stored.segments[i].filesz == stored.segments[i].memsz);
   CHECK(mirrors_physical(stored));
-  CHECK(info.payload_size == stored.span() + 0x1000 + input.relocs.size());
+  CHECK(info.payload_size == stored.span() + 0x1000 + input.relocation_table.size());
   // The file is padded to the congruent offset (up to 2 MiB of zeros, which no loader reads).
   CHECK(elf.load.file_offset == elf.load.address % kElfLoadAlign);
 }
@@ -296,7 +296,7 @@ TEST_CASE("extract and repacking read a kpack ELF as they read the bzImage of th
       CHECK(test::same_segment(input.elf, input.kernel.segments[i], from_elf->elf, elf_kernel.segments[i]));
       CHECK(test::same_segment(from_bz->elf, bz_kernel.segments[i], from_elf->elf, elf_kernel.segments[i]));
     }
-    CHECK(from_elf->relocs == input.relocs);
+    CHECK(from_elf->relocation_table == input.relocation_table);
     // As the input of another pack: the same kernel, relocations and flags.
     const auto path = dir / (std::string(codec_name(codec)) + ".elf");
     std::ofstream(path, std::ios::binary)
@@ -304,7 +304,7 @@ TEST_CASE("extract and repacking read a kpack ELF as they read the bzImage of th
     Result<KernelInput> again = load_kernel(path.string());
     REQUIRE_MESSAGE(again.ok(), again.error().message);
     CHECK(again->elf == from_elf->elf);
-    CHECK(again->relocs == input.relocs);
+    CHECK(again->relocation_table == input.relocation_table);
     CHECK(again->relocs_origin == RelocsOrigin::kStockImage);
     CHECK(again->kernel.physical.begin == input.kernel.physical.begin);
   }

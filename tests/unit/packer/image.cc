@@ -29,7 +29,7 @@ namespace {
 // With a (one-entry) relocation table, as stock images carry.
 KernelInput synthetic_input() {
   KernelInput input = test::synthetic_input();
-  input.relocs = {1, 0, 0, 0, 0, 0, 0, 0};
+  input.relocation_table = {1, 0, 0, 0, 0, 0, 0, 0};
   return input;
 }
 
@@ -48,7 +48,7 @@ TEST_CASE("a kernel with 5-level paging gets XLF_5LEVEL_ENABLED and the record's
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     CHECK(test::get<uint16_t>(image, 0x236) == 0x006B);
     PackerRecord info = test::get<PackerRecord>(image, setup_size + built_in_blobs(codec).stub.size());
-    CHECK(info.flags == kStubKernelFiveLevel);
+    CHECK(info.flags == kRecordKernelFiveLevel);
   }
 }
 
@@ -61,7 +61,7 @@ TEST_CASE("a kernel that accepts memory itself gets the record's bit, and kpack 
     std::vector<uint8_t> image = pack(input, Codec::kLz4);
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     PackerRecord info = test::get<PackerRecord>(image, setup_size + built_in_blobs(Codec::kLz4).stub.size());
-    CHECK(info.flags == (accepts ? kStubKernelAcceptsMemory : 0u));
+    CHECK(info.flags == (accepts ? kRecordKernelAcceptsMemory : 0u));
     std::string printed =
         test::printed_by([&](std::FILE* out) { REQUIRE(print_image_info(image, "out.img", out).ok()); });
     CHECK(printed.find(accepts ? "efi: unaccepted memory left to the kernel, which accepts memory itself\n"
@@ -181,7 +181,7 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(info.image_size == protected_size);
     CHECK(info.min_kernel_address == input.kernel.physical.begin);  // the link address: 16 MiB
     CHECK(info.kernel_alignment == 0x200000);
-    CHECK(info.relocations_size == input.relocs.size());
+    CHECK(info.relocations_size == input.relocation_table.size());
     CHECK(info.flags == 0);
     CHECK(info.digest == static_cast<uint32_t>(digest_for(codec)));
     CHECK(info.bss_page == 0);  // the synthetic kernel has no .bss section
@@ -255,8 +255,9 @@ TEST_CASE("a raw image in place mirrors physical memory: loaded at 1 MiB, each s
   // segment's 0x3000 bytes of bss are the stub's to zero, inside init_size. Segments before it
   // keep their zeros (p_filesz = p_memsz), since the next one's bytes follow in the file anyway.
   const uint64_t kernel_file_end = 0x110B000 + 0x6000;
-  CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocs.size(), 512));
-  CHECK(std::equal(input.relocs.begin(), input.relocs.end(), image.begin() + setup_size + kernel_file_end));
+  CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocation_table.size(), 512));
+  CHECK(std::equal(input.relocation_table.begin(), input.relocation_table.end(),
+                   image.begin() + setup_size + kernel_file_end));
   CHECK(packed.segments[0].filesz == 0x23000);
   CHECK(packed.segments[3].filesz == 0x6000);
   CHECK(packed.segments[3].memsz == 0x9000);
@@ -307,8 +308,9 @@ TEST_CASE(
   // The file ends with the last segment's file bytes (its last one is not zero), then the
   // relocation table; the segment's 0x3000 bytes of bss are the stub's to zero, inside init_size.
   const uint64_t kernel_file_end = payload_offset + 0x2F000 + 0x6000;
-  CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocs.size(), 512));
-  CHECK(std::equal(input.relocs.begin(), input.relocs.end(), image.begin() + setup_size + kernel_file_end));
+  CHECK(image.size() - setup_size == align_up(kernel_file_end + input.relocation_table.size(), 512));
+  CHECK(std::equal(input.relocation_table.begin(), input.relocation_table.end(),
+                   image.begin() + setup_size + kernel_file_end));
   CHECK(test::get<uint32_t>(image, 0x260) == payload_offset + 0x1000 + k.span());  // init_size
   CHECK(packed.segments[3].filesz == 0x6000);
   CHECK(packed.segments[3].memsz == 0x9000);
@@ -330,7 +332,7 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
     REQUIRE(read->packer_record.has_value());
     Result<KernelPayload> payload = extract_kernel(*read, image, "out.img");
     REQUIRE_MESSAGE(payload.ok(), payload.error().message);
-    CHECK(payload->relocs == input.relocs);
+    CHECK(payload->relocation_table == input.relocation_table);
     Result<KernelHeaders> k = parse_vmlinux(payload->elf, "extracted");
     REQUIRE(k.ok());
     REQUIRE(k->segment_count == input.kernel.segment_count);
@@ -352,7 +354,7 @@ TEST_CASE("extract gives back the kernel of a packed image, for every codec") {
     // Packing what was extracted gives the same image again.
     KernelInput again;
     again.elf = payload->elf;
-    again.relocs = payload->relocs;
+    again.relocation_table = payload->relocation_table;
     again.kernel = *k;
     CHECK(pack(again, codec) == image);
   }
@@ -516,9 +518,9 @@ TEST_CASE("a raw payload leaves out 16 zero pages or more inside a segment: two 
 TEST_CASE("a zero run that a relocation patches stays in a raw payload") {
   KernelInput input = kernel_with_zero_runs();
   // 0 | 64-bit list: 0x81018000 (physical 0x1018000, inside the run) | 0 | 32-bit list: empty.
-  input.relocs = {0, 0, 0, 0, 0x00, 0x80, 0x01, 0x81, 0, 0, 0, 0};
+  input.relocation_table = {0, 0, 0, 0, 0x00, 0x80, 0x01, 0x81, 0, 0, 0, 0};
   CHECK(layout_compact(input, InnerZeros::kLeftOut).kernel.segment_count == 2);
-  input.relocs = {0, 0, 0, 0, 0x00, 0x80, 0x02, 0x81, 0, 0, 0, 0};  // physical 0x1028000: outside it
+  input.relocation_table = {0, 0, 0, 0, 0x00, 0x80, 0x02, 0x81, 0, 0, 0, 0};  // physical 0x1028000: outside it
   CHECK(layout_compact(input, InnerZeros::kLeftOut).kernel.segment_count == 3);
 }
 

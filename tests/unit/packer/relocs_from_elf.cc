@@ -565,25 +565,25 @@ TEST_CASE("packing takes the table from --relocs, else the stock image, else .re
   Result<KernelInput> input = load_kernel(old_kernel);
   REQUIRE(input.ok());
   CHECK(input->relocs_origin == RelocsOrigin::kComputed);
-  CHECK(input->relocs == words({0, 0x81000010, 0, 0, 0x81000018}));
+  CHECK(input->relocation_table == words({0, 0x81000010, 0, 0, 0x81000018}));
   input = load_kernel(new_kernel);
   REQUIRE(input.ok());
   CHECK(input->relocs_origin == RelocsOrigin::kComputed);
-  CHECK(input->relocs == words({0, 0x81000010, 0, 0x81000018}));
+  CHECK(input->relocation_table == words({0, 0x81000010, 0, 0x81000018}));
 
   // --relocs wins, taken byte for byte.
-  std::string given = dir.write("given.relocs", words({0, 0x81000100, 0, 0x81000200, 0, 0x81000300}));
+  std::string given = dir.write("given.relocation_table", words({0, 0x81000100, 0, 0x81000200, 0, 0x81000300}));
   input = load_kernel(old_kernel, given);
   REQUIRE(input.ok());
   CHECK(input->relocs_origin == RelocsOrigin::kFile);
-  CHECK(input->relocs == words({0, 0x81000100, 0, 0x81000200, 0, 0x81000300}));
+  CHECK(input->relocation_table == words({0, 0x81000100, 0, 0x81000200, 0, 0x81000300}));
 
   // A table of the other format, or of the wrong shape, is an error naming the file.
   input = load_kernel(new_kernel, given);
   REQUIRE_FALSE(input.ok());
   CHECK(input.error().message == given + ": relocation table is with inverse-32 list (up to 6.14) but " + new_kernel +
                                      " expects one without inverse-32 list (6.15+)");
-  std::string odd = dir.write("odd.relocs", {0, 0, 0, 0, 0, 0});
+  std::string odd = dir.write("odd.relocation_table", {0, 0, 0, 0, 0, 0});
   input = load_kernel(old_kernel, odd);
   REQUIRE_FALSE(input.ok());
   CHECK(input.error().message == odd + ": relocation table size is not a multiple of 4");
@@ -596,7 +596,7 @@ TEST_CASE("packing takes the table from --relocs, else the stock image, else .re
   input = load_kernel(plain);
   REQUIRE(input.ok());
   CHECK(input->relocs_origin == RelocsOrigin::kNone);
-  CHECK(input->relocs.empty());
+  CHECK(input->relocation_table.empty());
 
   // .rela sections but no banner: the format is unknown, so it is an error rather than a guess.
   ElfBuilder no_banner(test::make_kernel_elf(test::typical_segments()));

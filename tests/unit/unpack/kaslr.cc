@@ -143,7 +143,7 @@ struct KaslrRun {
     // 64-bit list {text+0x100, data+0x10}, inverse {data+0x20}, 32-bit {text+0x200}.
     auto va = [](uint64_t paddr) { return relocation_entry(paddr + kStartKernelMap); };
     for (uint32_t w : {0u, va(text() + 0x100), va(data() + 0x10), 0u, va(data() + 0x20), 0u, va(text() + 0x200)})
-      test::append_le32(input.relocs, w);
+      test::append_le32(input.relocation_table, w);
     PackOptions options;
     options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
     options.randomize_raw_physically = randomize_raw;
@@ -286,7 +286,7 @@ TEST_CASE("kpack info says what an image randomizes") {
   auto info_of = [](Codec codec, bool relocs, bool randomize_raw) {
     KernelInput input = test::synthetic_input();
     if (relocs)
-      for (uint32_t w : {0u, 0u}) test::append_le32(input.relocs, w);
+      for (uint32_t w : {0u, 0u}) test::append_le32(input.relocation_table, w);
     PackOptions options;
     options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
     options.randomize_raw_physically = randomize_raw;

@@ -634,7 +634,7 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
   std::string vmlinuz = test::real_kernel_path();
   Result<KernelInput> stock = load_kernel(vmlinuz);
   REQUIRE_MESSAGE(stock.ok(), stock.error().message);
-  CHECK(stock->relocs.size() > 100000);
+  CHECK(stock->relocation_table.size() > 100000);
   REQUIRE(stock->version.has_value());
   CHECK(stock->version->find(" (debian-kernel@lists.debian.org) #1 SMP") != std::string::npos);
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
@@ -648,7 +648,7 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
     REQUIRE(read.ok());
     Result<KernelPayload> payload = extract_kernel(*read, *image, "roundtrip.img");
     REQUIRE_MESSAGE(payload.ok(), payload.error().message);
-    CHECK(payload->relocs == stock->relocs);
+    CHECK(payload->relocation_table == stock->relocation_table);
     CHECK(version_from_bzimage(*image, read->header, read->setup_size) == stock->version);
     CHECK(version_from_banner(payload->elf) == stock->version);  // the vmlinux's own banner agrees
     Result<KernelHeaders> k = parse_vmlinux(payload->elf, "extracted");
