@@ -19,16 +19,17 @@ set -euo pipefail
 out=$1
 shift
 images=(${KPACK_EFI_IMAGES:-stock raw raw-compact lz4 zstd})
-qemu=${QEMU:-qemu-system-x86_64}
 ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
 lock=/tmp/kpack-qemu.lock
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/support/qemu.sh"
 [[ -f $ovmf ]] || { echo "efi.sh: no OVMF at $ovmf (package ovmf)" >&2; exit 77; }
 
 efi_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
     local log=$out/$1/$2.efi$3.log
-    flock "$lock" timeout -k 5 "${KPACK_EFI_TIMEOUT:-900}" "$qemu" -bios "$ovmf" -m 512M -smp 1 -display none -monitor none -nic none \
-        -no-reboot -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" -append "console=ttyS0 panic=-1 kpack.debug" \
-        -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 2>"$log.stderr" || true
+    qemu_machine "file:$log"
+    flock "$lock" timeout -k 5 "${KPACK_EFI_TIMEOUT:-900}" "${qemu_cmd[@]}" -bios "$ovmf" -smp 1 "${qemu_icount[@]}" \
+        -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" -append "console=ttyS0 panic=-1 kpack.debug" \
+        2>"$log.stderr" || true
     local tsc
     tsc=$(grep -a -o 'KPACK_INIT_OK tsc=[0-9]*' "$log" | head -n1 | cut -d= -f2)
     [[ -n $tsc ]] || { echo "efi.sh: $1/$2 did not reach /init; see $log" >&2; return 1; }

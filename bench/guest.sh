@@ -28,14 +28,14 @@ out=$1 runs=$2
 shift 2
 tags=("$@")
 images=(${KPACK_BENCH_IMAGES:-pvh stock raw gzip lz4 zstd})
-qemu=${QEMU:-qemu-system-x86_64}
 initrd=$out/initramfs.cpio.gz
 name=${KPACK_BENCH_NAME:-icount}
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/support/qemu.sh"
 
-# The same machine as tests/boot/boot.sh: 512 MiB, serial only, no NIC (no option ROM to load).
-qemu_args() {
-    echo -m 512M -display none -monitor none -nic none -no-reboot \
-        -kernel "$1" -initrd "$initrd" ${KPACK_BENCH_QEMU_ARGS:-}
+# The tests' machine (tests/support/qemu.sh), serial at SERIAL, booting IMAGE: sets qemu_cmd.
+bench_machine() {  # SERIAL IMAGE
+    qemu_machine "$1"
+    qemu_cmd+=(-kernel "$2" -initrd "$initrd" ${KPACK_BENCH_QEMU_ARGS:-})
 }
 append="console=ttyS0 panic=-1 kpack.debug ${KPACK_BENCH_APPEND:-}"
 
@@ -50,8 +50,8 @@ phase_word() {
 
 icount_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
     local tag=$1 image=$2 log=$out/$1/$2.$name$3.log
-    flock "$lock" timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "$append$(phase_word "$3")" \
-        -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 \
+    bench_machine "file:$log" "$out/$tag/$image.img"
+    flock "$lock" timeout -k 5 300 "${qemu_cmd[@]}" -append "$append$(phase_word "$3")" "${qemu_icount[@]}" \
         2>"$log.stderr" || true
     local tsc
     tsc=$(grep -a -o 'KPACK_INIT_OK tsc=[0-9]*' "$log" | head -n1 | cut -d= -f2)
@@ -61,13 +61,13 @@ icount_boot() {  # TAG IMAGE RUN -> prints the TSC at /init
 
 wall_boot() {  # TAG IMAGE -> prints seconds from QEMU start to the marker line on the serial port
     local tag=$1 image=$2 start end= line
+    bench_machine stdio "$out/$tag/$image.img"
     exec 8>"$lock"
     flock 8
     start=${EPOCHREALTIME/./}
     while IFS= read -r line; do
         [[ -z $end && $line == *KPACK_INIT_OK* ]] && end=${EPOCHREALTIME/./}
-    done < <(timeout -k 5 300 "$qemu" $(qemu_args "$out/$tag/$image.img") -append "console=ttyS0 panic=-1" \
-                 -serial stdio 2>/dev/null)
+    done < <(timeout -k 5 300 "${qemu_cmd[@]}" -append "console=ttyS0 panic=-1" 2>/dev/null)
     exec 8>&-
     [[ -n $end ]] || { echo "guest.sh: $tag/$image did not reach /init (wall run)" >&2; return 1; }
     printf '%d.%06d\n' $(((end - start) / 1000000)) $(((end - start) % 1000000))

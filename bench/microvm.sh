@@ -29,9 +29,9 @@ out=$1 runs=$2 kaslr_runs=$3 smp_rounds=$4
 shift 4
 tags=("$@")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-qemu=${QEMU:-qemu-system-x86_64}
 initrd=$out/initramfs.cpio.gz
 lock=/tmp/kpack-qemu.lock
+source "$here/../tests/support/qemu.sh"
 steps=" ${KPACK_MICROVM_STEPS:-boot smp mem} "
 
 machine_args() {  # MACHINE -> the QEMU options and extra kernel words of that machine
@@ -46,25 +46,15 @@ machine_words() { [[ $1 == microvm ]] && echo "tsc_early_khz=2300000" || true; }
 # scripts honour). QEMU is stopped once the /init marker, a panic or a halt is in the log, or after
 # TIMEOUT seconds; returns 0 iff the marker is there.
 boot() {
-    local log=$1 limit=$2 mem=$3 image=$4 words=$5 pid
+    local log=$1 limit=$2 mem=$3 image=$4 words=$5
     shift 5
     : > "$log"
+    qemu_machine "file:$log" --memory "$mem"
     exec 9>"$lock"
     flock 9
-    timeout -k 5 "$limit" "$qemu" -m "$mem" -smp 1 -display none -monitor none -nic none -no-reboot \
-        -kernel "$image" -initrd "$initrd" -append "console=ttyS0 panic=-1 kpack.debug $words" \
-        -serial "file:$log" -icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00 "$@" \
-        2>"$log.stderr" 9>&- &
-    pid=$!
-    while kill -0 "$pid" 2>/dev/null; do
-        if grep -aqE 'KPACK_INIT_OK|Kernel panic|System halted|kpack: halted' "$log"; then
-            sleep 0.5   # the rest of the marker's line
-            kill "$pid" 2>/dev/null || true
-            break
-        fi
-        sleep 0.2
-    done
-    wait "$pid" 2>/dev/null || true
+    qemu_run_until "$log" 'KPACK_INIT_OK|Kernel panic|System halted|kpack: halted' "$limit" "${qemu_cmd[@]}" -smp 1 \
+        -kernel "$image" -initrd "$initrd" -append "console=ttyS0 panic=-1 kpack.debug $words" "${qemu_icount[@]}" "$@" \
+        2>"$log.stderr" 9>&-
     exec 9>&-
     grep -aq 'KPACK_INIT_OK tsc=' "$log"
 }

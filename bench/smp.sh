@@ -29,8 +29,8 @@ set -euo pipefail
 [[ $# -ge 3 ]] || { echo "usage: $0 OUT ROUNDS TAG..." >&2; exit 2; }
 out=$1 rounds=$2
 shift 2
-qemu=${QEMU:-qemu-system-x86_64}
 lock=/tmp/kpack-qemu.lock
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/support/qemu.sh"
 firmware=() tsv=$out/smp.tsv
 if [[ ${KPACK_SMP_FIRMWARE:-seabios} == ovmf ]]; then
     ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
@@ -43,36 +43,23 @@ if [[ ${KPACK_SMP_MACHINE:-pc} == microvm ]]; then
 fi
 if [[ -n ${KPACK_SMP_NAME:-} ]]; then series=$KPACK_SMP_NAME tsv=$out/$KPACK_SMP_NAME.tsv; fi
 
-# run LOG QEMU-ARGS...: one boot, one QEMU at a time; on microvm QEMU is stopped once the marker is
-# in the log (its power-off does not end QEMU).
+# run LOG QEMU-OPTIONS...: one boot on the tests' machine, one QEMU at a time; QEMU is stopped once
+# the marker, a panic or a halt is in the log (microvm's power-off does not end it).
 run() {
-    local log=$1 pid
+    local log=$1
     shift
     : > "$log"
-    if [[ -z ${machine[*]} ]]; then
-        flock "$lock" timeout -k 5 120 "$qemu" "$@" -serial "file:$log" 2>/dev/null || true
-        return
-    fi
+    qemu_machine "file:$log"
     exec 9>"$lock"
     flock 9
-    timeout -k 5 120 "$qemu" "$@" -serial "file:$log" 2>/dev/null 9>&- &
-    pid=$!
-    while kill -0 "$pid" 2>/dev/null; do
-        if grep -aqE 'KPACK_INIT_OK|Kernel panic|kpack: halted' "$log"; then
-            sleep 0.5
-            kill "$pid" 2>/dev/null || true
-            break
-        fi
-        sleep 0.2
-    done
-    wait "$pid" 2>/dev/null || true
+    qemu_run_until "$log" 'KPACK_INIT_OK|Kernel panic|kpack: halted' 120 "${qemu_cmd[@]}" "$@" 2>/dev/null 9>&-
     exec 9>&-
 }
 
 boot() {  # TAG IMAGE WORDS -> prints "CYCLES HELPER_FRAMES STUB_CYCLES"
     local log=$out/$1/$2.$series.log attempt
     for attempt in 1 2; do
-        run "$log" "${firmware[@]}" "${machine[@]}" -mem-prealloc -m 512M -smp 2 -display none -monitor none -nic none -no-reboot \
+        run "$log" "${firmware[@]}" "${machine[@]}" -mem-prealloc -smp 2 \
             -kernel "$out/$1/$2.img" -initrd "$out/initramfs.cpio.gz" \
             -append "console=ttyS0 panic=-1 kpack.debug $machine_words $3"
         grep -a -q KPACK_INIT_OK "$log" && break

@@ -33,6 +33,7 @@ set -euo pipefail
 kpack=$1 mode=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/damaged_image.sh"
+source "$here/../support/qemu.sh"
 damaged_image_setup "$3" "$mode"
 
 codec=$mode expect='kpack: error' firmware=() timeout_s=25
@@ -97,7 +98,8 @@ if [[ $mode == *panic-lz4 ]]; then
     banner='kpack: free memory from e820'
     [[ $mode == efi-* ]] && banner='kpack: efi entry'
     : > "$log"
-    timeout -k 5 60 qemu-system-x86_64 -m 512M -display none -monitor none -serial "file:$log" -nic none \
+    qemu_machine "file:$log" --reboot  # the reset must start the machine again
+    timeout -k 5 60 "${qemu_cmd[@]}" \
         -kernel "$image" -initrd "$initrd" -append "console=ttyS0 kpack.debug panic=5" "${firmware[@]}" &
     qemu_pid=$!
     error_at= reset_at=

@@ -55,6 +55,7 @@ if [[ -z $timeout_s ]]; then
     if [[ -n $expect_fail ]]; then timeout_s=20; else timeout_s=120; fi
 fi
 
+source "$(dirname "${BASH_SOURCE[0]}")/../support/qemu.sh"
 qemu=${QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || { echo "boot.sh: $qemu not found; skipping" >&2; exit 77; }
 
@@ -64,11 +65,9 @@ fi
 mkdir -p "$(dirname "$log")"
 qemu_err=$log.qemu-stderr
 
-# - Serial to a file rather than stdio: no tty games, and the log survives for post-mortems.
-# - -no-reboot turns a guest reset (triple fault, panic=-1) into a QEMU exit instead of a loop.
-# - -nic none: no option ROM to find and nothing to probe; the test needs no network.
-# - No -accel: TCG is what is available here, and -icount (passed as an extra arg) requires it.
-cmd=("$qemu" -m 512M -display none -monitor none -serial "file:$log" -nic none -no-reboot)
+# Serial to a file rather than stdio: no tty games, and the log survives for post-mortems.
+qemu_machine "file:$log"
+cmd=("${qemu_cmd[@]}")
 if [[ -n $direct_kernel ]]; then
     cmd+=(-kernel "$image" -initrd "$initrd" -append "console=ttyS0 panic=-1 ${KPACK_APPEND:-}")
 fi
@@ -83,22 +82,9 @@ run_qemu() {
     if [[ -z $stop_on_marker ]]; then
         timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" || status=$?
     else
-        # Poll the log; QEMU (under timeout) is ended by us once the marker shows, and the status
-        # is then reported as 0, as if the guest had powered off.
-        timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" &
-        qemu_pid=$!
-        stopped=
-        while kill -0 "$qemu_pid" 2>/dev/null; do
-            if has_marker; then
-                sleep 0.2  # let the rest of the marker line reach the file
-                kill "$qemu_pid" 2>/dev/null || true
-                stopped=1
-                break
-            fi
-            sleep 0.2
-        done
-        wait "$qemu_pid" || status=$?
-        [[ -z $stopped ]] || status=0
+        # Ended once the marker shows, with status 0, as if the guest had powered off.
+        qemu_run_until "$log" KPACK_INIT_OK "$timeout_s" "${cmd[@]}" 2> "$qemu_err"
+        status=$qemu_status
     fi
     elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 }

@@ -8,6 +8,8 @@
 # the step this script put on a second disk, then powers off; the first serial port is the console
 # (the boot loader, the stub, the kernel).
 
+source "$here/../support/qemu.sh"
+
 # step_dir NAME: a directory for the files and step.sh of boot NAME; the caller writes step.sh.
 step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }
 
@@ -18,8 +20,8 @@ vm_start() {
     console=$work/$1.console.log log=$work/$1.agent.log
     : > "$console"
     : > "$log"
-    qemu-system-x86_64 -m 1024 -display none -monitor none -nic none "${firmware[@]}" \
-        -serial "file:$console" -serial "file:$log" \
+    qemu_machine "file:$console" --memory 1024 --reboot
+    "${qemu_cmd[@]}" "${firmware[@]}" -serial "file:$log" \
         -drive "file=$work/disk.img,format=raw,if=virtio" \
         -drive "file=$work/$1.tar,format=raw,if=virtio,readonly=on" 2> "$console.qemu-stderr" &
     vm_pid=$!

@@ -67,6 +67,7 @@ source "$here/../boot/fixture.sh"
 boot_fixture "$boot_dir"
 
 source "$here/../support/matrix_boot.sh"
+source "$here/../support/qemu.sh"
 die() { echo "efi-boot: FAIL: $*" >&2; exit 1; }
 
 # The images tests/loaders packs: one per codec for both suites; or one signed elsewhere.
@@ -218,18 +219,12 @@ sdboot_esp() {
 # boot.sh's machine flags until that line, the marker or the timeout, and is then ended. Pass iff
 # systemd-boot (so it was accepted) said the firmware refused \linux.efi and /init never ran.
 refused() {
-    local qemu=${QEMU:-qemu-system-x86_64} pid elapsed start=$EPOCHREALTIME
+    local qemu=${QEMU:-qemu-system-x86_64} elapsed start=$EPOCHREALTIME
     command -v "$qemu" >/dev/null || skip "$qemu not installed"
     : > "$log"
-    local cmd=("$qemu" -m 512M -display none -monitor none -serial "file:$log" -nic none -no-reboot "$@")
-    timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$log.qemu-stderr" &
-    pid=$!
-    while kill -0 "$pid" 2>/dev/null; do
-        grep -aqE 'BdsDxe: No bootable option|KPACK_INIT_OK' "$log" && { sleep 1; break; }
-        sleep 0.5
-    done
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    qemu_machine "file:$log"
+    local cmd=("${qemu_cmd[@]}" "$@")
+    qemu_run_until "$log" 'BdsDxe: No bootable option|KPACK_INIT_OK' "$timeout_s" "${cmd[@]}" 2> "$log.qemu-stderr"
     elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
     local why=
     if grep -aq KPACK_INIT_OK "$log"; then why="the image was started: /init ran"

@@ -16,6 +16,7 @@ set -euo pipefail
 [[ $# -eq 3 ]] || { echo "usage: $0 KPACK IMAGE BUILD_DIR" >&2; exit 2; }
 kpack=$1 kind=$2 build=$3
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../support/qemu.sh"
 setup16_fixture "$build"
 qemu=${QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || { echo "vga-screen: $qemu not found; skipping" >&2; exit 77; }
@@ -27,8 +28,8 @@ sock=$out/$name.qmp
 log=$out/$name.serial.log
 rm -f "$sock"
 # Serial still goes to a file: kpack's stub reports its own errors there.
-cmd=("$qemu" -m 512M -display none -vga std -monitor none -serial "file:$log" -nic none
-     -no-reboot -no-shutdown -qmp "unix:$sock,server=on,wait=off"
+qemu_machine "file:$log"
+cmd=("${qemu_cmd[@]}" -vga std -no-shutdown -qmp "unix:$sock,server=on,wait=off"
      -kernel "$image" -initrd "$initrd" -append "panic=-1")
 timeout -k 5 120 "${cmd[@]}" 2> "$log.qemu-stderr" &
 qemu_pid=$!

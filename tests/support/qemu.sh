@@ -1,0 +1,54 @@
+# shellcheck shell=bash
+# qemu.sh — sourced by every test and bench script that starts QEMU, so that the test machine is
+# said once: what it has, what it leaves out, and why.
+
+# qemu_machine SERIAL [--memory SIZE] [--reboot]
+#   Sets the array qemu_cmd to QEMU ($QEMU, else qemu-system-x86_64) as the test machine, its first
+#   serial port at SERIAL (file:LOG, or stdio); callers append their own options.
+#   - 512M unless --memory says otherwise: room for Debian's kernel and the test initramfs, and the
+#     top of RAM (where the stub's work area goes) below 4 GiB.
+#   - The serial port only: tests read nothing else, and nothing waits on a terminal.
+#   - -nic none: no option ROM to load and nothing to probe; no test needs a network.
+#   - -no-reboot unless --reboot: a guest reset (triple fault, panic=-1) ends QEMU at once instead of
+#     a loop; --reboot for the tests that watch a machine start again.
+#   - No -accel: TCG is what this machine has (its guests hang under KVM), and -icount needs it.
+qemu_machine() {
+    local serial=$1 memory=512M reboot=-no-reboot
+    shift
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --memory) memory=$2; shift 2 ;;
+            --reboot) reboot=; shift ;;
+            *) echo "qemu_machine: unknown option $1" >&2; return 2 ;;
+        esac
+    done
+    qemu_cmd=("${QEMU:-qemu-system-x86_64}" -m "$memory" -display none -monitor none -serial "$serial" -nic none
+              ${reboot:+"$reboot"})
+}
+
+# Guest time that repeats, for benchmarks: the TSC counts instructions, the RTC starts on a fixed date.
+qemu_icount=(-icount shift=0,sleep=off -rtc clock=vm,base=2026-01-01T00:00:00)
+
+# qemu_run_until LOG REGEX TIMEOUT COMMAND...
+#   Runs COMMAND (a QEMU whose serial port writes LOG) in the background and ends it once LOG
+#   matches REGEX, for guests that do not end QEMU themselves: microvm, whose power-off does not,
+#   a stub that halts, a firmware that sits at a prompt. It also ends when QEMU exits or after
+#   TIMEOUT seconds. Sets qemu_status: 0 when ended on REGEX, else QEMU's (124: the timeout).
+qemu_run_until() {
+    local log=$1 regex=$2 limit=$3 pid matched=
+    shift 3
+    timeout -k 5 "$limit" "$@" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -aqE "$regex" "$log" 2>/dev/null; then
+            sleep 0.5  # the rest of the matching line
+            kill "$pid" 2>/dev/null || true
+            matched=1
+            break
+        fi
+        sleep 0.2
+    done
+    qemu_status=0
+    wait "$pid" || qemu_status=$?
+    [[ -z $matched ]] || qemu_status=0
+}
