@@ -7,16 +7,17 @@
 # it, as for ramoops. /init reads it back through /dev/mem (kpack.memsum, tests/boot/init.c), and
 # its FNV-1a must be the file's. IMAGE is stock (the control, which writes only inside init_size)
 # or a codec (a compressed image's work area is 1-2 MiB there, a raw one's its relocation table).
+# KPACK_KERNEL_TAG picks another kernel than 6.1 (tests/kernels/kernels.txt), as the kernels suite does.
 set -euo pipefail
 
 [[ $# -eq 3 ]] || { echo "usage: $0 KPACK_BINARY BUILD_DIR IMAGE" >&2; exit 2; }
 kpack=$1 dir=$2/boot kind=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/fixture.sh"
-boot_fixture "$dir"
+boot_fixture "$dir" "$(kernel_tag)"
 fail() { echo "reserved-memory: FAIL ($kind): $*" >&2; exit 1; }
 
-work=$dir/reserved-memory
+work=$(loader_dir "$dir")/reserved-memory
 mkdir -p "$work"
 image=$vmlinuz
 [[ $kind == stock ]] || image=$(packed_image "$kpack" "$kind" "$vmlinuz" "$work")
@@ -32,7 +33,7 @@ for b in data:
 print(f"{h:016x}")
 PY
 )
-log=$dir/reserved-memory-$kind.serial.log
+log=$work/reserved-memory-$kind.serial.log
 KPACK_APPEND="memmap=1M\$$address kpack.memsum=$address,$size kpack.debug" \
     "$here/boot.sh" --log "$log" "$image" "$initrd" -m 512M \
     -device "loader,file=$work/pattern-$kind.bin,addr=$address,force-raw=on"
