@@ -96,11 +96,12 @@ EfiStatus reread_memory_map(const Firmware& fw, MemoryMap* map);
 uint32_t memory_map_to_e820(const MemoryMap& map, bool conventional_only, boot::BootParams* params,
                             boot::E820Entry* extended, uint32_t extended_capacity);
 
-// exit_boot_services.cc: room for e820 entries past the zero page's 128 (and the unaccepted memory
-// table, for a kernel that accepts memory itself), then the final map and ExitBootServices, efi_info
-// and e820. On success boot services are gone: the caller may call nothing of the firmware's but
-// its runtime services.
-EfiStatus leave_boot_services(const Firmware& fw, boot::BootParams* params, bool kernel_accepts_memory);
+// exit_boot_services.cc: the option ROMs (store_pci_roms), room for e820 entries past the zero
+// page's 128 (and the unaccepted memory table, when the record says the kernel accepts memory
+// itself), then the final map and ExitBootServices, efi_info and e820, for both EFI ways to the
+// kernel. On success boot services are gone: the caller may call nothing of the firmware's but its
+// runtime services.
+EfiStatus leave_boot_services(const Firmware& fw, const BootInputs& inputs);
 
 // firmware_platform.cc: a confidential VM's boot, under boot services: the kernel decoded into
 // pages claimed from the firmware on the boot CPU, then ExitBootServices, then the kernel. Returns

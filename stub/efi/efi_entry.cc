@@ -111,8 +111,7 @@ EfiStatus make_boot_params(const Firmware& fw, const LoadedImage& image, boot::B
 // message on COM1, as the stock 6.1 image's decompressor does after its EFI stub. Returns only when
 // the firmware is still up.
 EfiStatus boot_after_exit(const Firmware& fw, const BootInputs& inputs) {
-  store_pci_roms(fw, inputs.params);
-  EfiStatus status = leave_boot_services(fw, inputs.params, inputs.packer_record->flags & kRecordKernelAcceptsMemory);
+  EfiStatus status = leave_boot_services(fw, inputs);
   if (failed(status)) return status;
   boot_after_firmware(inputs);
 }

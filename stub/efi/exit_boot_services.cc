@@ -1,5 +1,7 @@
-// Leaving boot services the way the Linux EFI stub does: the final memory map, ExitBootServices
-// with the specification's retry, and the kernel's view of the firmware (efi_info, e820).
+// Leaving boot services the way the Linux EFI stub does: the PCI option ROMs, the final memory map,
+// ExitBootServices with the specification's retry, and the kernel's view of the firmware (efi_info,
+// e820).
+#include "formats/kpack_image.h"
 #include "stub/efi/efi_boot.h"
 #include "stub/machine/efi_memory_map.h"
 
@@ -42,7 +44,10 @@ void hand_over_memory_map(const MemoryMap& map, const Firmware& fw, boot::BootPa
 
 }  // namespace
 
-EfiStatus leave_boot_services(const Firmware& fw, boot::BootParams* params, bool kernel_accepts_memory) {
+EfiStatus leave_boot_services(const Firmware& fw, const BootInputs& inputs) {
+  boot::BootParams* params = inputs.params;
+  const bool kernel_accepts_memory = inputs.packer_record->flags & kRecordKernelAcceptsMemory;
+  store_pci_roms(fw, params);
   MemoryMap final_map;
   EfiStatus status = read_memory_map(fw, 16, &final_map);
   if (failed(status)) return report(fw, "cannot read the memory map", status);

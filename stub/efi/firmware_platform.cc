@@ -66,9 +66,7 @@ class FirmwarePlatform final : public BootPlatform {
   }
 
   StubStatus leave_firmware(const BootInputs& inputs) override {
-    store_pci_roms(fw_, inputs.params);
-    EfiStatus status =
-        leave_boot_services(fw_, inputs.params, inputs.packer_record->flags & kRecordKernelAcceptsMemory);
+    EfiStatus status = leave_boot_services(fw_, inputs);
     if (!failed(status)) {
       left_ = true;
       return StubStatus::success();
