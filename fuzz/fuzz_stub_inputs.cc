@@ -28,7 +28,7 @@ void check_command_line(const char* text, uint64_t length) {
   StubOptions o = parse_stub_options(text, length);
   FUZZ_CHECK(o.disabled_apic_id >= -1 && o.disabled_apic_id <= int64_t{UINT32_MAX});
   const KaslrOptions& k = o.kaslr;
-  FUZZ_CHECK(k.avoid_count <= kMaxMemmapRegions && k.memory.reserved_count <= kMaxReservedRanges &&
+  FUZZ_CHECK(k.kaslr_memmap_count <= kMaxMemmapRegions && k.memory.reserved_count <= kMaxReservedRanges &&
              k.memory.exact_ram_count <= kMaxReservedRanges);
   FreeMemory free;
   FUZZ_CHECK(free.add({1 << 20, 1ull << 36}).ok());

@@ -77,10 +77,10 @@ void parse_memmap(const char* p, const char* end, KaslrOptions& o) {
         add_range(m.reserved, &m.reserved_count, region, &m.overflow);
         if (kind == '%') {
           // A type change: no KASLR region.
-        } else if (o.avoid_count == kMaxMemmapRegions) {
+        } else if (o.kaslr_memmap_count == kMaxMemmapRegions) {
           o.too_many_memmaps = true;
         } else {
-          o.avoid[o.avoid_count++] = region;
+          ++o.kaslr_memmap_count;
         }
       }
     }

@@ -30,11 +30,12 @@ struct MemoryReservations {
 struct KaslrOptions {
   bool disabled = false;                        // nokaslr
   uint64_t memory_limit = kMaxPhysicalAddress;  // mem=nn, memmap=nn
-  Range avoid[kMaxMemmapRegions];               // memmap=nn#ss, nn$ss, nn!ss
-  uint32_t avoid_count = 0;
-  bool too_many_memmaps = false;  // more than four: no physical randomization
-  uint64_t gigantic_pages = 0;    // hugepagesz=1G hugepages=N keeps N 1 GiB pages free
-  MemoryReservations memory;      // what the stub itself writes none of, with memory_limit
+  // The memmap=nn#ss, nn$ss and nn!ss regions the stock decompressor's KASLR counts (up to four;
+  // their ranges are in `memory`): with more, it randomizes no physical address, and neither does kpack.
+  uint32_t kaslr_memmap_count = 0;
+  bool too_many_memmaps = false;
+  uint64_t gigantic_pages = 0;  // hugepagesz=1G hugepages=N keeps N 1 GiB pages free
+  MemoryReservations memory;    // what the stub itself writes none of, with memory_limit
 };
 
 KaslrOptions parse_kaslr_options(const char* command_line, uint64_t length);

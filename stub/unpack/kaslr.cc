@@ -1,6 +1,7 @@
 #include "stub/unpack/kaslr.h"
 
 #include "formats/le.h"
+#include "stub/machine/reserved_memory.h"
 
 namespace kpack {
 namespace {
@@ -37,8 +38,9 @@ uint64_t slot_address(const FreeMemory& free, uint64_t size, uint64_t alignment,
 }
 
 StubStatus apply_kaslr_options(const KaslrOptions& options, FreeMemory& free) {
-  for (uint32_t i = 0; i < options.avoid_count; ++i) KPACK_TRY(free.remove(options.avoid[i]));
-  KPACK_TRY(free.remove(Range{options.memory_limit, ~0ull}));
+  // On the stub's way these are gone already (keep_command_line_memory); the host's placement
+  // report and the tests come here with a free set that still holds them.
+  KPACK_TRY(remove_reserved_memory(options, free));
   // The kernel reserves its 1 GiB pages early, from the lowest aligned gigabytes of RAM.
   uint64_t pages = options.gigantic_pages;
   for (uint32_t i = 0; i < free.count() && pages;) {

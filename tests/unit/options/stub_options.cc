@@ -76,7 +76,7 @@ TEST_CASE("-- ends the kernel's options: kpack.*, panic= and mem= after it are i
   CHECK(o.cpus == 0);
   CHECK(o.panic_seconds == 0);
   CHECK(o.kaslr.memory_limit == kMaxPhysicalAddress);
-  CHECK(o.kaslr.avoid_count == 0);
+  CHECK(o.kaslr.memory.reserved_count == 0);
   // A quoted "--" ends them too; a word that only starts with -- does not.
   CHECK_FALSE(parse("\"--\" kpack.debug").debug);
   CHECK(parse("--x kpack.debug").debug);
