@@ -24,6 +24,8 @@
 #                   with it
 #   secure-boot.no-key Secure Boot without any key: one line naming the settings, status 0, the stock
 #                   kernel stays (and a kernel packed earlier is put back)
+#   secure-boot.key-mode  a key that group (0640) or others (0604) can read: refused, its mode named,
+#                   the stock kernel kept; at 0600 it signs
 #   secure-boot.wrong-cert  a certificate that is not the key's (sbsign refuses), then an sbverify
 #                   that rejects the signed image: the stock kernel stays, or comes back
 #   sync            two installed kernels: `kpack-kernel-hook sync` packs both, GRUB's menu lists the
@@ -138,6 +140,7 @@ new_key() {
     mkdir -p "$(dirname "$1")"
     openssl req -new -x509 -nodes -days 36500 -subj "/CN=kpack hook test" -newkey rsa:2048 \
         -keyout "$1.key" -outform "$2" -out "$1.crt" 2> /dev/null || fail "openssl could not make a key pair"
+    chmod 600 "$1.key"  # the owner's alone, or the hook signs nothing with it
 }
 # signed_with FILE CERT: sbverify accepts FILE's signature by PEM certificate CERT.
 signed_with() { sbverify --cert "$2" "$1" > /dev/null 2>&1; }
@@ -269,6 +272,7 @@ EOF
         mkdir -p "$stage/etc/kpack-keys"
         openssl rsa -in /usr/share/ovmf/PkKek-1-snakeoil.key -passin pass:snakeoil \
             -out "$stage/etc/kpack-keys/db.key" 2> /dev/null || fail "cannot decrypt OVMF's snakeoil key"
+        chmod 600 "$stage/etc/kpack-keys/db.key"
         cert=$stage/etc/kpack-keys/db.crt
         cp /usr/share/ovmf/PkKek-1-snakeoil.pem "$cert"
         install_under_secure_boot /etc/kpack-keys/db.key /etc/kpack-keys/db.crt
@@ -292,7 +296,7 @@ EOF
         # DKMS's machine owner key: a PEM private key and a DER certificate (what mokutil imports).
         new_key "$work/mok" DER
         mkdir -p "$stage/var/lib/dkms"
-        cp "$work/mok.key" "$stage/var/lib/dkms/mok.key"
+        cp -p "$work/mok.key" "$stage/var/lib/dkms/mok.key"
         cp "$work/mok.crt" "$stage/var/lib/dkms/mok.pub"
         openssl x509 -inform DER -in "$work/mok.crt" -out "$work/mok.pem"
         install_under_secure_boot
@@ -352,6 +356,26 @@ EOF
         "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
         ! grep -q "$cannot_tell" "$log" || fail "a BIOS machine was taken as unknown"
         is_kpack_image "$image" || fail "a machine without UEFI: not packed"
+        ;;
+    secure-boot.key-mode)
+        need sbsign sbverify openssl
+        # A key others can read signs nothing: the stock kernel stays, the line names the key and its
+        # mode. Once it is the owner's alone, the same key signs.
+        new_key "$stage/etc/kpack-keys/shared" PEM
+        chmod 640 "$stage/etc/kpack-keys/shared.key"
+        install_under_secure_boot /etc/kpack-keys/shared.key /etc/kpack-keys/shared.crt
+        grep -qxF "$(unsigned_line "$stage/etc/kpack-keys/shared.key is readable by group or others (mode 0640): not signing with it; chmod 600 it")" "$log" \
+            || fail "the hook did not refuse a group-readable key, naming its mode"
+        same_as_stock || fail "the hook signed with a group-readable key"
+        [[ ! -e $stage/boot/kpack ]] || fail "a refused key left /boot/kpack behind"
+        chmod 604 "$stage/etc/kpack-keys/shared.key"
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        grep -qF "(mode 0604)" "$log" || { cat "$log" >&2; fail "the hook did not refuse a world-readable key"; }
+        same_as_stock || fail "the hook signed with a world-readable key"
+        chmod 600 "$stage/etc/kpack-keys/shared.key"
+        "$KPACK_HOOK_PROGRAM" install "$version"
+        signed_with "$image" "$stage/etc/kpack-keys/shared.crt" || fail "the owner's key did not sign $image"
+        no_leftovers
         ;;
     secure-boot.wrong-cert)
         need sbsign sbverify openssl
