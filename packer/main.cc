@@ -78,11 +78,31 @@ void say(const std::vector<std::string>& lines) {
   for (const std::string& line : lines) std::fprintf(stderr, "kpack: %s\n", line.c_str());
 }
 
+// -v's answer to "why did that pack take 5 s": the wall time of each phase, in one line.
+class PhaseTimes {
+ public:
+  void end(const char* phase) {
+    auto now = std::chrono::steady_clock::now();
+    char part[96];
+    std::snprintf(part, sizeof(part), "%s%s %.3f s", line_.empty() ? "time: " : ", ", phase,
+                  std::chrono::duration<double>(now - last_).count());
+    line_ += part;
+    last_ = now;
+  }
+  const std::string& line() const { return line_; }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::string line_;
+};
+
 Status pack(const CommandLine& cl) {
+  PhaseTimes times;
   // The output's directory first: a run that cannot write its image fails before any work.
   OutputFile output = KPACK_TRY_RESULT(OutputFile::open(cl.output));
   // Read the kernel: a vmlinux, or the one inside a bzImage.
   KernelInput input = KPACK_TRY_RESULT(load_kernel(cl.input, cl.relocs_input, cl.hints));
+  times.end("read the kernel");
   // Lay out the payload, compress it, and put the image together.
   PackOptions options = cl.pack;
   if (options.compress.threads == 0) options.compress.threads = usable_cpus();
@@ -109,10 +129,15 @@ Status pack(const CommandLine& cl) {
     image = KPACK_TRY_RESULT(build_image(input, options, blobs, cl.output));
   }
   progress.reset();  // its line erased before anything else is said
+  times.end("laid out and compressed");
   // Replace the output in one step; an ELF is an executable, as a vmlinux is.
   KPACK_TRY_RESULT(output.commit(image, cl.elf ? 0755 : 0644));
+  times.end("wrote");
   // After success only, so that a failed pack still prints its one error line and nothing else.
-  if (cl.verbosity == Verbosity::kVerbose) say(pack_details(input, options, image, elf_load, cl.input, cl.output));
+  if (cl.verbosity == Verbosity::kVerbose) {
+    say(pack_details(input, options, image, elf_load, cl.input, cl.output));
+    say({times.line()});
+  }
   if (cl.verbosity == Verbosity::kQuiet) return Ok{};
   say(pack_warnings(input, cl.input));
   if (elf_load && elf_load->placement == ElfPlacement::kAboveKernel)
