@@ -21,7 +21,7 @@ shift
 images=(${KPACK_EFI_IMAGES:-stock raw raw-compact lz4 zstd})
 ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}
 lock=/tmp/kpack-qemu.lock
-source "$(dirname "${BASH_SOURCE[0]}")/../tests/support/qemu.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/qemu.sh"
 [[ -f $ovmf ]] || { echo "efi.sh: no OVMF at $ovmf (package ovmf)" >&2; exit 77; }
 
 efi_boot() {  # TAG IMAGE RUN -> prints the TSC at /init

@@ -30,9 +30,9 @@ tags=("$@")
 images=(${KPACK_BENCH_IMAGES:-pvh stock raw gzip lz4 zstd})
 initrd=$out/initramfs.cpio.gz
 name=${KPACK_BENCH_NAME:-icount}
-source "$(dirname "${BASH_SOURCE[0]}")/../tests/support/qemu.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/qemu.sh"
 
-# The tests' machine (tests/support/qemu.sh), serial at SERIAL, booting IMAGE: sets qemu_cmd.
+# The tests' machine (tests/lib/qemu.sh), serial at SERIAL, booting IMAGE: sets qemu_cmd.
 bench_machine() {  # SERIAL IMAGE
     qemu_machine "$1"
     qemu_cmd+=(-kernel "$2" -initrd "$initrd" ${KPACK_BENCH_QEMU_ARGS:-})

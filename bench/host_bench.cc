@@ -3,7 +3,7 @@
 // --threads N (N >= 2) adds the engine on N threads (the caller and N-1 helpers, as the stub's CPUs):
 // wall-clock medians of the engine on 1 and on N threads, interleaved, and their ratio.
 // --chunk cuts regions into frames of at most BYTES (0: whole regions) instead of the codec's
-// default (packer/frames.h), to measure what independent frames cost in size and speed.
+// default (packer/image/frames.h), to measure what independent frames cost in size and speed.
 //
 // For each codec: packs VMLINUX in memory exactly as `kpack --CODEC` does, then times (median of N
 // interleaved runs, warm buffers, one thread, thread CPU time):
@@ -49,9 +49,9 @@
 #include <vector>
 
 #include "formats/kpack_image.h"
-#include "packer/image_writer.h"
-#include "packer/kernel_input.h"
-#include "packer/bzimage_reader.h"
+#include "packer/image/image_writer.h"
+#include "packer/input/kernel_input.h"
+#include "packer/input/bzimage_reader.h"
 #include "bench/lean_memory.h"
 #include "stub/unpack/packer_record_unpack.h"
 #include "stub/unpack/xxh3.h"
@@ -101,7 +101,7 @@ struct Loaded {
 Loaded load_image(const std::vector<uint8_t>& image, Codec codec, bench::LeanMemory& ram) {
   Loaded l{codec};
   l.image_bytes = image.size();
-  Result<BzImage> read = read_bzimage(image, "bench");
+  Result<BzImage> read = read_bzimage({image, "bench"});
   if (!read) die(read.error().message);
   if (!read->packer_record) die("not a kpack image");
   l.info = *read->packer_record;
@@ -270,7 +270,8 @@ std::vector<uint8_t> pack(const KernelInput& input, Codec codec, std::optional<u
   // 0 asks for whole regions: no region is as large as 2^40 bytes.
   if (chunk) options.compress.chunk_size = *chunk ? *chunk : uint64_t{1} << 40;
   std::fprintf(stderr, "packing %s...\n", codec_name(codec));
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "bench");
+  Result<std::vector<uint8_t>> image =
+      build_image(Context{.output = "bench"}, input, options, built_in_blobs(options.compress.codec));
   if (!image) die(image.error().message);
   return std::move(*image);
 }
@@ -462,7 +463,7 @@ int main(int argc, char** argv) {
   }
   if (path.empty())
     die("usage: kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES] [--threads N]");
-  Result<KernelInput> input = load_kernel(path);
+  Result<KernelInput> input = load_kernel(Context{.input = path});
   if (!input) die(input.error().message);
   input->relocation_table.clear();  // the engine never decodes them; keep them out of the library's payload too
 

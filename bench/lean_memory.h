@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <new>
 
-#include "packer/mapped_ram.h"
+#include "packer/read/mapped_ram.h"
 #include "stub/base/physical_memory.h"
 
 namespace kpack::bench {

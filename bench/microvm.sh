@@ -31,7 +31,7 @@ tags=("$@")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 initrd=$out/initramfs.cpio.gz
 lock=/tmp/kpack-qemu.lock
-source "$here/../tests/support/qemu.sh"
+source "$here/../tests/lib/qemu.sh"
 steps=" ${KPACK_MICROVM_STEPS:-boot smp mem} "
 
 machine_args() {  # MACHINE -> the QEMU options and extra kernel words of that machine

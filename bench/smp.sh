@@ -30,7 +30,7 @@ set -euo pipefail
 out=$1 rounds=$2
 shift 2
 lock=/tmp/kpack-qemu.lock
-source "$(dirname "${BASH_SOURCE[0]}")/../tests/support/qemu.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/qemu.sh"
 firmware=() tsv=$out/smp.tsv
 if [[ ${KPACK_SMP_FIRMWARE:-seabios} == ovmf ]]; then
     ovmf=${OVMF:-/usr/share/qemu/OVMF.fd}

@@ -33,7 +33,7 @@ done
 ICOUNT_RUNS=$runs KPACK_BENCH_IMAGES="pvh stock xz" KPACK_BENCH_NAME=xz "$repo/bench/guest.sh" "$out" 0 generic
 
 source "$repo/bench/timing.sh"
-# The same filters and options kpack gives the kernel's code (packer/codecs_pack.cc), on the whole
+# The same filters and options kpack gives the kernel's code (packer/codecs/codecs_pack.cc), on the whole
 # vmlinux in one stream, single-threaded as liblzma's stream encoder is (kpack spreads its frames
 # over the cores).
 : > "$out/xz-pack.tsv"

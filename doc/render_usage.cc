@@ -1,5 +1,5 @@
 // render_usage: turns doc/usage.txt (format described at its top) into kpack's help texts (the
-// whole summary and one per command, as a C initializer list for packer/cli.cc), the kpack(1) man
+// whole summary and one per command, as a C initializer list for packer/cli/cli.cc), the kpack(1) man
 // page, or the bash completion script.
 //
 //   render_usage help|man|bash USAGE.TXT OUTPUT [VERSION]
@@ -269,7 +269,7 @@ std::string c_literal(const std::string& text) {
   return out;
 }
 
-// The initializer list of packer/cli.cc's help texts: {"", the whole summary, ""}, then one
+// The initializer list of packer/cli/cli.cc's help texts: {"", the whole summary, ""}, then one
 // {"COMMAND", its help, " the flags of its options "} per command, which the parser holds the
 // command line to.
 std::string help_table(const std::vector<Block>& blocks) {

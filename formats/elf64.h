@@ -1,5 +1,5 @@
 // The parts of ELF64 that a vmlinux and kpack's ELF output need: the file header, program headers,
-// notes, and what packer/relocs_from_elf.cc reads of sections, symbols and relocations.
+// notes, and what packer/input/relocs_from_elf.cc reads of sections, symbols and relocations.
 #pragma once
 
 #include <stddef.h>
@@ -130,7 +130,7 @@ static_assert(sizeof(XenPvhNote) == 24);
 static_assert(offsetof(XenPvhNote, name) == 12);
 static_assert(offsetof(XenPvhNote, entry) == 16);
 
-// Sections, symbols and relocations: what packer/relocs_from_elf.cc reads from a vmlinux.
+// Sections, symbols and relocations: what packer/input/relocs_from_elf.cc reads from a vmlinux.
 inline constexpr uint32_t kShtSymtab = 2;
 inline constexpr uint32_t kShtStrtab = 3;
 inline constexpr uint32_t kShtRela = 4;

@@ -7,11 +7,11 @@
 #include <span>
 #include <string>
 
-#include "packer/bzimage_reader.h"
-#include "packer/codecs.h"
+#include "packer/input/bzimage_reader.h"
+#include "packer/codecs/codecs.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_packer_checks.h"
-#include "packer/info.h"
+#include "packer/read/info.h"
 
 using namespace kpack;
 
@@ -28,7 +28,7 @@ void check_message(const Error& error) { kpack::check_message(error, kName); }
 
 void check_split(const Result<KernelPayload>& payload) {
   if (!payload) return check_message(payload.error());
-  Result<uint64_t> extent = elf_file_extent(payload.value().elf, kName);
+  Result<uint64_t> extent = elf_file_extent({payload.value().elf, kName});
   FUZZ_CHECK(extent.ok() && *extent == payload.value().elf.size());
   FUZZ_CHECK(payload.value().elf.size() + payload.value().relocation_table.size() <= kMaxDecoded);
 }
@@ -40,20 +40,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!looks_like_bzimage(file)) {
     std::optional<StreamFormat> format = detect_stream_format(file);
     if (!format) return 0;
-    Result<std::vector<uint8_t>> decoded = decode_stream(*format, file, kName, kMaxDecoded);
+    Result<std::vector<uint8_t>> decoded = decode_stream(*format, {file, kName}, kMaxDecoded);
     if (!decoded) return check_message(decoded.error()), 0;
     FUZZ_CHECK(decoded->size() <= kMaxDecoded);
-    Result<uint64_t> extent = elf_file_extent(*decoded, kName);
+    Result<uint64_t> extent = elf_file_extent({*decoded, kName});
     if (!extent) return check_message(extent.error()), 0;
     FUZZ_CHECK(*extent <= decoded->size());
     return 0;
   }
-  Result<BzImage> image = read_bzimage(file, kName);
+  Result<BzImage> image = read_bzimage({file, kName});
   if (!image) return check_message(image.error()), 0;
   FUZZ_CHECK(image->payload_size > 0 && image->payload_offset + image->payload_size <= size);
   FUZZ_CHECK(image->setup_size < size && image->payload_offset >= image->setup_size);
   if (image->packer_record) FUZZ_CHECK(uint32_t{image->packer_record->codec} < kCodecCount);
-  check_split(extract_kernel(*image, file, kName, kMaxDecoded));
+  check_split(extract_kernel(*image, {file, kName}, kMaxDecoded));
   check_info(file, kName, kLimits);
   return 0;
 }

@@ -7,7 +7,7 @@
 #include "formats/elf64.h"
 #include "fuzz/fuzz_check.h"
 #include "stub/unpack/kernel_headers.h"
-#include "packer/layout.h"
+#include "packer/image/layout.h"
 #include "tests/support/same_segment.h"
 
 using namespace kpack;

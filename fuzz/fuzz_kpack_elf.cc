@@ -10,8 +10,8 @@
 #include "formats/boot_params.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_packer_checks.h"
-#include "packer/elf_reader.h"
-#include "packer/info.h"
+#include "packer/input/elf_reader.h"
+#include "packer/read/info.h"
 
 using namespace kpack;
 
@@ -47,9 +47,9 @@ void check_accepted(const KpackElf& elf, std::span<const uint8_t> file) {
 
 // extract_kernel as `kpack extract` and repacking call it: the ELF it splits off is exactly its extent.
 void check_extract(const KpackElf& elf, std::span<const uint8_t> file) {
-  Result<KernelPayload> payload = extract_kernel(elf.payload, file, kName, kMaxDecoded);
+  Result<KernelPayload> payload = extract_kernel(elf.payload, {file, kName}, kMaxDecoded);
   if (!payload) return check_message(payload.error());
-  Result<uint64_t> extent = elf_file_extent(payload->elf, kName);
+  Result<uint64_t> extent = elf_file_extent({payload->elf, kName});
   FUZZ_CHECK(extent.ok() && *extent == payload->elf.size());
   FUZZ_CHECK(payload->elf.size() + payload->relocation_table.size() <= kMaxDecoded);
 }
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> file(data, size);
   if (!looks_like_elf(file)) return 0;
   (void)looks_like_kpack_elf(file);  // repacking's question, asked of every ELF input
-  Result<KpackElf> elf = read_kpack_elf(file, kName);
+  Result<KpackElf> elf = read_kpack_elf({file, kName});
   if (!elf) return check_message(elf.error()), 0;
   check_accepted(*elf, file);
   check_extract(*elf, file);

@@ -11,12 +11,12 @@
 
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_packer_checks.h"
-#include "packer/bzimage_reader.h"
-#include "packer/elf_reader.h"
-#include "packer/elf_writer.h"
-#include "packer/image_writer.h"
-#include "packer/kernel_input.h"
-#include "packer/layout.h"
+#include "packer/input/bzimage_reader.h"
+#include "packer/input/elf_reader.h"
+#include "packer/image/elf_writer.h"
+#include "packer/image/image_writer.h"
+#include "packer/input/kernel_input.h"
+#include "packer/image/layout.h"
 
 using namespace kpack;
 
@@ -45,7 +45,7 @@ Choice choice_of(uint8_t b) {
 // joins again), and its relocation table the input's.
 void check_round_trip(const KernelInput& input, std::span<const uint8_t> image, const PackedPayload& payload,
                       Codec codec) {
-  Result<KernelPayload> out = extract_kernel(payload, image, kOutput, kMaxDecoded + (64 << 20));
+  Result<KernelPayload> out = extract_kernel(payload, {image, kOutput}, kMaxDecoded + (64 << 20));
   FUZZ_CHECK(out.ok());
   FUZZ_CHECK(out->relocation_table == input.relocation_table);
   if (codec != Codec::kRaw) FUZZ_CHECK(out->elf == layout_compact(input).bytes);
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Bit 5: --5level or --no-5level (bit 6), else the kernel's own facts (config, banner) decide.
   KernelHints hints;
   if (data[0] & 32) hints.five_level = (data[0] & 64) != 0;
-  Result<KernelInput> input = load_kernel_from(std::move(file), kInput, {}, hints);
+  Result<KernelInput> input = load_kernel_from(Context{.input = kInput}, std::move(file), hints);
   if (!input) return check_message(input.error(), kInput), 0;
   // A raw image holds the kernel's whole span, an ELF output its memory: keep both small.
   if (input->elf.size() > kMaxDecoded || input->kernel.span() > kMaxSpan) return 0;
@@ -72,16 +72,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.raw_layout = choice.layout;
   ImageBlobs blobs = built_in_blobs(choice.codec);
   if (choice.elf) {
-    Result<ElfImage> elf = build_elf_image(*input, options, blobs, kOutput);
+    Result<ElfImage> elf = build_elf_image(Context{.output = kOutput}, *input, options, blobs);
     if (!elf) return check_message(elf.error(), kOutput), 0;
-    Result<KpackElf> read = read_kpack_elf(elf->bytes, kOutput);
+    Result<KpackElf> read = read_kpack_elf({elf->bytes, kOutput});
     FUZZ_CHECK(read.ok());
     check_round_trip(*input, elf->bytes, read->payload, choice.codec);
     return 0;
   }
-  Result<std::vector<uint8_t>> image = build_image(*input, options, blobs, kOutput);
+  Result<std::vector<uint8_t>> image = build_image(Context{.output = kOutput}, *input, options, blobs);
   if (!image) return check_message(image.error(), kOutput), 0;
-  Result<BzImage> read = read_bzimage(*image, kOutput);
+  Result<BzImage> read = read_bzimage({*image, kOutput});
   FUZZ_CHECK(read.ok() && read->packer_record.has_value());
   check_round_trip(*input, *image, *read, choice.codec);
   return 0;

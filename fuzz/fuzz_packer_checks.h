@@ -9,7 +9,7 @@
 #include <string>
 
 #include "fuzz/fuzz_check.h"
-#include "packer/info.h"
+#include "packer/read/info.h"
 
 namespace kpack {
 
@@ -25,7 +25,7 @@ inline void check_info(std::span<const uint8_t> file, const std::string& name, c
   size_t length = 0;
   std::FILE* out = open_memstream(&text, &length);
   FUZZ_CHECK(out != nullptr);
-  Status status = print_image_info(file, name, out, limits);
+  Status status = print_image_info({file, name}, out, limits);
   std::fclose(out);
   std::string printed(text, length);
   std::free(text);

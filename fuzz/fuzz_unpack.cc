@@ -22,7 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#include "packer/codecs.h"
+#include "packer/codecs/codecs.h"
 #include "formats/le.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/guarded_memory.h"
@@ -89,7 +89,7 @@ std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& paylo
     if (at > 64 * kMiB || size > 64 * kMiB || from > payload.size() || packed > payload.size() - from) return {};
     if (elf.size() < at + size) elf.resize(at + size);
     Result<std::vector<uint8_t>> decoded =
-        decode_stream(stream_format_of(codec), std::span(payload).subspan(from, packed), "fuzz", size);
+        decode_stream(stream_format_of(codec), {std::span(payload).subspan(from, packed), "fuzz"}, size);
     if (decoded && decoded->size() == size) std::copy(decoded->begin(), decoded->end(), elf.begin() + at);
   }
   return elf;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_check.h"
-#include "packer/mapped_ram.h"
+#include "packer/read/mapped_ram.h"
 #include "stub/base/physical_memory.h"
 #include "stub/base/range.h"
 #include "tests/support/write_log.h"

@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "packer/codecs.h"
-#include "packer/elf_writer.h"
+#include "packer/codecs/codecs.h"
+#include "packer/image/elf_writer.h"
 #include "formats/boot_params.h"
 #include "formats/pvh.h"
 #include "formats/relocation_table.h"
-#include "packer/frames.h"
-#include "packer/image_writer.h"
-#include "packer/kernel_input.h"
-#include "packer/layout.h"
+#include "packer/image/frames.h"
+#include "packer/image/image_writer.h"
+#include "packer/input/kernel_input.h"
+#include "packer/image/layout.h"
 #include "tests/support/synthetic_kernel.h"
 #include "tests/support/bytes.h"
 
@@ -68,7 +68,7 @@ FramedPayload compact_payload(const KernelInput& input, Codec codec) {
   FramedPayload payload;
   CompressOptions options{codec, 1, 1};
   options.chunk_size = 0x4000;
-  if (!append_elf_frames(options, layout_compact(input), {}, payload, "seed", nullptr)) std::exit(1);
+  if (!append_elf_frames(Context{.output = "seed"}, options, layout_compact(input), {}, payload, nullptr)) std::exit(1);
   return payload;
 }
 
@@ -97,7 +97,8 @@ void bzimage_seeds() {
   for (Codec codec : {Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
     PackOptions options;
     options.compress = {codec, 1, 1};
-    Result<Bytes> image = build_image(input, options, built_in_blobs(options.compress.codec), "seed");
+    Result<Bytes> image =
+        build_image(Context{.output = "seed"}, input, options, built_in_blobs(options.compress.codec));
     if (!image) std::exit(1);
     write_seed("fuzz_bzimage", std::string("kpack-") + codec_name(codec) + ".img", *image);
     // The bare stream, as the reader meets it inside a stock image.
@@ -107,7 +108,7 @@ void bzimage_seeds() {
   PackOptions raw;
   raw.compress = {Codec::kRaw, 0, 1};
   raw.kernel_address = 0x104000;  // not a valid CLI address, but it keeps the mirrored gap small
-  Result<Bytes> image = build_image(small, raw, built_in_blobs(raw.compress.codec), "seed");
+  Result<Bytes> image = build_image(Context{.output = "seed"}, small, raw, built_in_blobs(raw.compress.codec));
   if (!image) std::exit(1);
   write_seed("fuzz_bzimage", "kpack-raw.img", *image);
 }
@@ -120,7 +121,7 @@ ElfImage elf_seed(const KernelInput& input, Codec codec, std::optional<uint64_t>
   PackOptions options;
   options.compress = {codec, codec == Codec::kRaw ? 0 : 1, 1};
   options.kernel_address = kernel_address;
-  Result<ElfImage> image = build_elf_image(input, options, built_in_blobs(codec), "seed");
+  Result<ElfImage> image = build_elf_image(Context{.output = "seed"}, input, options, built_in_blobs(codec));
   if (!image) {
     std::fprintf(stderr, "make_seeds: %s\n", image.error().message.c_str());
     std::exit(1);
@@ -172,7 +173,8 @@ Bytes with_kaslr(Codec codec, uint8_t machine, FramedPayload payload, const Byte
   } else {
     const FrameEntry& last = payload.frames.back();
     uint64_t elf_end = uint64_t{last.file_offset} + uint64_t{last.size};
-    if (!append_frames({codec, 1, 1}, {{table, Content::kTable, elf_end, true}}, payload, "seed", nullptr))
+    if (!append_frames(Context{.output = "seed"}, {codec, 1, 1}, {{table, Content::kTable, elf_end, true}}, payload,
+                       nullptr))
       std::exit(1);
   }
   Bytes seed = unpack_input(codec, machine, payload);

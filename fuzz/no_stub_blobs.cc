@@ -4,7 +4,7 @@
 // record goes.
 #include <cstring>
 
-#include "packer/image_writer.h"
+#include "packer/image/image_writer.h"
 
 namespace kpack {
 

@@ -9,7 +9,7 @@
 # Fails when a table has no passing cell (the run did not include that suite) or a renderer fails.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$repo/tests/support/matrix_results.sh"
+source "$repo/tests/lib/matrix_results.sh"
 
 [[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 BUILD_DIR JUNIT.xml [--update-docs]" >&2; exit 2; }
 build=$1 junit=$2 update=${3:-}

@@ -18,7 +18,7 @@ for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
         print(case.get("name"))
 PY
 )
-source "$here/support/skip.sh"
+source "$here/lib/skip.sh"
 
 if [[ ${#skipped[@]} -eq 0 ]]; then echo "0 skipped"; exit 0; fi
 echo "${#skipped[@]} skipped: ${skipped[*]}"

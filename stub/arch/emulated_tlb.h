@@ -18,8 +18,8 @@ bool under_qemu_tcg();
 // caller's, other CPUs may be writing it), flushing the TLB after each round, until the software
 // TLB has an entry for every 4 KiB of four times `working_set` (direct-mapped: the spare entries
 // keep conflicts rare), at most kEmulatedTlbEntries, or `ram` runs out. Returns the pages touched
-// (0 elsewhere). lz4's 1 MiB frames ask for 4,096 entries (2,880 pages touched); zstd's 5 MB
-// frames, their source and the codec state for all 8,192 (5,952 pages).
+// (0 elsewhere). lz4's 1 MiB frames ask for 4,096 entries; zstd's larger frames, their source and the
+// codec state for all of them.
 inline constexpr uint64_t kEmulatedTlbEntries = 8192;  // 32 MiB
 uint64_t grow_emulated_tlb(uint8_t* ram, uint64_t size, uint64_t working_set);
 

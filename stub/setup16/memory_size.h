@@ -1,6 +1,6 @@
 // The memory probes' decisions, as the kernel's setup makes them (arch/x86/boot/memory.c): which
 // E820 replies make the map, and what E801's registers say. No BIOS call in here: the replies come
-// in as values, so the host tests the rules on recorded BIOS answers (tests/unit/stub/memory_size.cc)
+// in as values, so the host tests the rules on recorded BIOS answers (tests/unit/stub/setup16/memory_size.cc)
 // and memory16.cc does the asking. The kernel, not the setup, falls back on E801 and AH=88h when
 // the map has fewer than two entries; the setup asks all three.
 #pragma once

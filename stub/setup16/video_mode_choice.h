@@ -2,7 +2,7 @@
 // setup decides it (arch/x86/boot/video-mode.c): a menu position, a mode number, or a size, looked
 // up in the adapter's VGA text modes, then in the VESA BIOS's mode list. No BIOS call in here: the
 // list and each mode's 4F01h reply come through callbacks, so the host tests the choice on recorded
-// VBE answers (tests/unit/stub/video_mode_choice.cc) and video16.cc does the setting.
+// VBE answers (tests/unit/stub/setup16/video_mode_choice.cc) and video16.cc does the setting.
 #pragma once
 
 #include <stdint.h>

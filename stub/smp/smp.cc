@@ -28,7 +28,7 @@ constexpr uint64_t kModernStartupDelayMicroseconds = 20;
 // check-in only once it has run out of frames, and so only for an AP slower than all of that.
 constexpr uint64_t kCheckInMicroseconds = 200000;
 // How long the APs have to finish their work: an AP decoding a large frame under emulation (xz
-// keeps whole regions: the generic kernel's 15 MB of code takes seconds under TCG) must not be
+// keeps whole regions: a generic kernel's code takes seconds under TCG) must not be
 // stopped; only a hung AP waits this out, and the boot CPU then decodes its frame again.
 constexpr uint64_t kParkMicroseconds = 10000000;
 

@@ -48,7 +48,7 @@ StubStatus place_kernel(const UnpackRequest& request, const FreeMemory& room, Ph
 }
 
 // The bss and the other bytes past p_filesz, cut into pieces the queue hands out after the
-// frames: zeroing 12 MB is a twelfth of lz4's work, too much to leave to one CPU.
+// frames: zeroing a kernel's bss is a fair share of lz4's work, too much to leave to one CPU.
 inline constexpr uint64_t kZeroPiece = 1 << 20;
 inline constexpr uint32_t kMaxZeroPieces = 256;
 

@@ -33,7 +33,7 @@ set -euo pipefail
 kpack=$1 mode=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/damaged_image.sh"
-source "$here/../support/qemu.sh"
+source "$here/../lib/qemu.sh"
 damaged_image_setup "$3" "$mode"
 
 codec=$mode expect='kpack: error' firmware=() timeout_s=25

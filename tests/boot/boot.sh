@@ -55,7 +55,7 @@ if [[ -z $timeout_s ]]; then
     if [[ -n $expect_fail ]]; then timeout_s=20; else timeout_s=120; fi
 fi
 
-source "$(dirname "${BASH_SOURCE[0]}")/../support/qemu.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/qemu.sh"
 qemu=${QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || { echo "boot.sh: $qemu not found; skipping" >&2; exit 77; }
 

@@ -44,5 +44,5 @@ log_a=$(boot vmlinux "$out/vmlinux")
 log_b=$(boot kpack "$out/kpack.elf")
 grep -aq "kpack: entered by PVH" "$log_b" || fail "the stub did not say it was entered by PVH (see $log_b)"
 
-source "$here/../support/parity_verdict.sh"
+source "$here/../lib/parity_verdict.sh"
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/pvh-parity-allow.txt" "$machine" "kpack --elf --$codec"

@@ -8,7 +8,7 @@
 # the step this script put on a second disk, then powers off; the first serial port is the console
 # (the boot loader, the stub, the kernel).
 
-source "$here/../support/qemu.sh"
+source "$here/../lib/qemu.sh"
 
 # step_dir NAME: a directory for the files and step.sh of boot NAME; the caller writes step.sh.
 step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }

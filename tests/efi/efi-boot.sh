@@ -66,8 +66,8 @@ log=$out/$name.serial.log
 source "$here/../boot/fixture.sh"
 boot_fixture "$boot_dir"
 
-source "$here/../support/matrix_boot.sh"
-source "$here/../support/qemu.sh"
+source "$here/../lib/matrix_boot.sh"
+source "$here/../lib/qemu.sh"
 die() { echo "efi-boot: FAIL: $*" >&2; exit 1; }
 
 # The images tests/loaders packs: one per codec for both suites; or one signed elsewhere.

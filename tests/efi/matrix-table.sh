@@ -6,7 +6,7 @@
 # "**FAIL**", "skip" (tool or firmware missing here) or "—" (not registered or not run: the CI set
 # has every cell for stock and lz4 only; -DKPACK_EFI_FULL_MATRIX=ON registers the rest).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/matrix_results.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
 load_results efi "$1" "${2:-}"

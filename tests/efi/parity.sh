@@ -46,7 +46,7 @@ boot() {
 log_a=$(boot stock A)
 log_b=$(boot "$kind" B)
 
-source "$here/../support/parity_verdict.sh"
+source "$here/../lib/parity_verdict.sh"
 status=0
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/parity-allow.txt" "$path" "$kind" || status=$?
 

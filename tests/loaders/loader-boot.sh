@@ -83,7 +83,7 @@ timeout_s=${KPACK_LOADER_TIMEOUT:-90}
 append="kpack.debug ${KPACK_APPEND:-}"
 cmdline="console=ttyS0 panic=-1 $append"
 
-source "$here/../support/matrix_boot.sh"
+source "$here/../lib/matrix_boot.sh"
 image=$(matrix_image "$kpack" "$kind" "$out")
 
 # GRUB's EFI `linux` enters at the boot protocol with efi_info filled: the stub must have taken

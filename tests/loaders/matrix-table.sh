@@ -10,7 +10,7 @@
 # packs its image), "**FAIL**", "skip" (tool missing here) or "—"
 # (not run in that ctest invocation: run `ctest -L boot` to fill the whole table).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../support/matrix_results.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/matrix_results.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 BUILD_DIR [JUNIT.xml]" >&2; exit 2; }
 load_results boot "$1" "${2:-}"

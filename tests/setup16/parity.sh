@@ -35,7 +35,7 @@ boot "$kind" B
 log_a=$boot_dir/loaders/$loader-stock.parity-$kind-A.serial.log
 log_b=$boot_dir/loaders/$loader-$kind.parity-$kind-B.serial.log
 
-source "$setup16_here/../support/parity_verdict.sh"
+source "$setup16_here/../lib/parity_verdict.sh"
 status=0
 # stock against itself: the plumbing, which must find no difference at all
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$setup16_here/parity-allow.txt" "$loader" "$kind" \

@@ -16,7 +16,7 @@ set -euo pipefail
 [[ $# -eq 3 ]] || { echo "usage: $0 KPACK IMAGE BUILD_DIR" >&2; exit 2; }
 kpack=$1 kind=$2 build=$3
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/../support/qemu.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/qemu.sh"
 setup16_fixture "$build"
 qemu=${QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || { echo "vga-screen: $qemu not found; skipping" >&2; exit 77; }

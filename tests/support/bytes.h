@@ -1,5 +1,5 @@
 // Byte helpers for tests, seeds and harnesses that build or inspect files field by field: the
-// packer's own (packer/byte_io.h), whose integers are formats/le.h's, the code the stub uses too.
+// packer's own (packer/base/byte_io.h), whose integers are formats/le.h's, the code the stub uses too.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "formats/le.h"
-#include "packer/byte_io.h"
+#include "packer/base/byte_io.h"
 
 namespace kpack::test {
 

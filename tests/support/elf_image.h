@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "formats/kpack_image.h"
-#include "packer/elf_writer.h"
-#include "packer/image_writer.h"
+#include "packer/image/elf_writer.h"
+#include "packer/image/image_writer.h"
 
 namespace kpack::test {
 
@@ -43,7 +43,7 @@ inline PackOptions options_for(Codec codec) {
 inline ElfImage pack_elf(const KernelInput& input, Codec codec, const PackOptions* given = nullptr,
                          const ImageBlobs& blobs = stand_in_blobs()) {
   PackOptions options = given ? *given : options_for(codec);
-  Result<ElfImage> image = build_elf_image(input, options, blobs, "out.elf");
+  Result<ElfImage> image = build_elf_image(Context{.output = "out.elf"}, input, options, blobs);
   REQUIRE_MESSAGE(image.ok(), image.error().message);
   return *image;
 }

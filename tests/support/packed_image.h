@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "packer/image_writer.h"
-#include "packer/kernel_input.h"
+#include "packer/image/image_writer.h"
+#include "packer/input/kernel_input.h"
 #include "tests/support/synthetic_kernel.h"
 
 namespace kpack::test {
@@ -30,7 +30,8 @@ inline std::vector<uint8_t> pack_image(const KernelInput& input, Codec codec, in
   PackOptions options;
   options.compress = {codec, codec == Codec::kRaw ? 0 : level, 1};
   options.raw_layout = layout;
-  Result<std::vector<uint8_t>> image = build_image(input, options, built_in_blobs(options.compress.codec), "out.img");
+  Result<std::vector<uint8_t>> image =
+      build_image(Context{.output = "out.img"}, input, options, built_in_blobs(options.compress.codec));
   REQUIRE_MESSAGE(image.ok(), image.error().message);
   return *image;
 }
