@@ -23,6 +23,7 @@ using namespace kpack;
 namespace {
 
 const std::string kInput = "fuzz.vmlinux", kOutput = "fuzz.img";
+const Context kFiles{.input = kInput, .output = kOutput};
 // Inputs past 1 MiB decoded spend the run in the codecs (libFuzzer's -max_len keeps most far below).
 // Every buffer of a span's size is fresh memory that the kernel zeroes page by page (ASan maps and
 // unmaps each large allocation), which on CI's virtual machines costs more than all the packing: a
@@ -51,6 +52,11 @@ void check_round_trip(const KernelInput& input, std::span<const uint8_t> image, 
   if (codec != Codec::kRaw) FUZZ_CHECK(out->elf == layout_compact(input).bytes);
 }
 
+// A writer's error names the kernel when the kernel's layout is at fault, else the image.
+void check_writer_message(const Error& error) {
+  check_message(error, error.message.rfind(kInput + ": ", 0) == 0 ? kInput : kOutput);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -60,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Bit 5: --5level or --no-5level (bit 6), else the kernel's own facts (config, banner) decide.
   KernelHints hints;
   if (data[0] & 32) hints.five_level = (data[0] & 64) != 0;
-  Result<KernelInput> input = load_kernel_from(Context{.input = kInput}, std::move(file), hints);
+  Result<KernelInput> input = load_kernel_from(kFiles, std::move(file), hints);
   if (!input) return check_message(input.error(), kInput), 0;
   // A raw image holds the kernel's whole span, an ELF output its memory: keep both small.
   if (input->elf.size() > kMaxDecoded || input->kernel.span() > kMaxSpan) return 0;
@@ -72,15 +78,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.raw_layout = choice.layout;
   ImageBlobs blobs = built_in_blobs(choice.codec);
   if (choice.elf) {
-    Result<ElfImage> elf = build_elf_image(Context{.output = kOutput}, *input, options, blobs);
-    if (!elf) return check_message(elf.error(), kOutput), 0;
+    Result<ElfImage> elf = build_elf_image(kFiles, *input, options, blobs);
+    if (!elf) return check_writer_message(elf.error()), 0;
     Result<KpackElf> read = read_kpack_elf({elf->bytes, kOutput});
     FUZZ_CHECK(read.ok());
     check_round_trip(*input, elf->bytes, read->payload, choice.codec);
     return 0;
   }
-  Result<std::vector<uint8_t>> image = build_image(Context{.output = kOutput}, *input, options, blobs);
-  if (!image) return check_message(image.error(), kOutput), 0;
+  Result<std::vector<uint8_t>> image = build_image(kFiles, *input, options, blobs);
+  if (!image) return check_writer_message(image.error()), 0;
   Result<BzImage> read = read_bzimage({*image, kOutput});
   FUZZ_CHECK(read.ok() && read->packer_record.has_value());
   check_round_trip(*input, *image, *read, choice.codec);

@@ -36,9 +36,9 @@ class PhaseTimes {
 };
 
 struct Context {
-  std::string input;         // the kernel (or image) read
-  std::string output;        // the image written
-  std::string relocs_input;  // --relocs FILE: the kernel's relocation table, when given apart
+  std::string input;                  // the kernel (or image) read
+  std::string output;                 // the image written
+  std::string relocs_input;           // --relocs FILE: the kernel's relocation table, when given apart
   std::vector<std::string> warnings;  // one line each, said once the command has succeeded
   PhaseTimes times;
 
