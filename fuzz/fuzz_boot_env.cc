@@ -18,6 +18,7 @@
 #include "stub/machine/acpi_madt.h"
 #include "stub/machine/boot_environment.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/self_test.h"
 #include "tests/support/simulated_memory.h"
 #include "stub/machine/trampoline_page.h"
 
@@ -74,35 +75,66 @@ std::vector<Range> live_ranges(const boot::BootParams& p, const BootEnvironment&
   return live;
 }
 
-void check_free(const FreeMemory& free, const std::vector<Range>& ram, const std::vector<Range>& live) {
-  for (uint32_t i = 0; i < free.count(); ++i) {
-    Range f = free.at(i);
+// The free ranges in order.
+std::vector<Range> ranges_of(const FreeMemory& free) {
+  std::vector<Range> ranges;
+  for (uint32_t i = 0; i < free.count(); ++i) ranges.push_back(free.at(i));
+  return ranges;
+}
+
+void check_free(const std::vector<Range>& free, const std::vector<Range>& ram, const std::vector<Range>& live) {
+  for (size_t i = 0; i < free.size(); ++i) {
+    Range f = free[i];
     FUZZ_CHECK(!f.empty() && f.begin >= kLowestUsable && f.end <= kMaxPhysicalAddress);
     // Not necessarily page-aligned: a reserved entry may cut RAM anywhere; fits align themselves.
-    if (i > 0) FUZZ_CHECK(free.at(i - 1).end < f.begin);  // sorted, disjoint, not adjacent
+    if (i > 0) FUZZ_CHECK(free[i - 1].end < f.begin);  // sorted, disjoint, not adjacent
     FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(f); }));
     for (Range l : live) FUZZ_CHECK(l.empty() || !l.overlaps(f));  // overlaps() takes ranges as non-empty
   }
 }
 
+// The readers of what the loader and firmware hand over only read.
+void check_only_read(const SimulatedMemory& memory) { FUZZ_CHECK(memory.granted().empty()); }
+
+// A refusal says why.
+void check_refused(const StubStatus& status) { FUZZ_CHECK(status.message && status.message[0]); }
+
+// Distinct processors, at most kMaxCpus, from a table that was found.
+void check_cpus(const CpuList& cpus) {
+  FUZZ_CHECK(cpus.count <= kMaxCpus && cpus.source != CpuTable::kNone);
+  for (uint32_t i = 0; i < cpus.count; ++i) FUZZ_CHECK(cpu_index_of(cpus, cpus.apic_id[i]) == int32_t(i));
+}
+
+// The trampoline page: aligned, in its window, in RAM, and off everything the loader handed over.
+void check_trampoline(uint64_t page, const std::vector<Range>& ram, const std::vector<Range>& live) {
+  Range p = range_of(page, kTrampolinePageSize);
+  FUZZ_CHECK(page % kTrampolinePageSize == 0 && page >= kTrampolineFloor && p.end <= kTrampolineCeiling);
+  FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(p); }));
+  for (Range l : live) FUZZ_CHECK(l.empty() || !l.overlaps(p));
+}
+
+// The command line is readable and NUL-free; the range's last byte is its NUL, or one past
+// cmdline_size when the loader left it unterminated (the kernel then cuts it there too).
+void check_command_line(const BootEnvironment& env, SimulatedMemory& memory) {
+  if (env.command_line.empty()) return;
+  uint64_t length = env.command_line.size() - 1;
+  const uint8_t* text = memory.readable(env.command_line.begin, length);
+  FUZZ_CHECK(text && std::memchr(text, 0, length) == nullptr);
+  (void)command_line_has(reinterpret_cast<const char*>(text), length, "kpack.debug");
+}
+
 void check_smp_readers(const boot::BootParams& params, const BootEnvironment& env, SimulatedMemory& memory) {
   CpuList cpus;
   StubStatus status = find_cpus(memory, params.acpi_rsdp_addr, &cpus);
-  FUZZ_CHECK(memory.granted().empty());
-  if (status.ok()) {
-    FUZZ_CHECK(cpus.count <= kMaxCpus && cpus.source != CpuTable::kNone);
-    for (uint32_t i = 0; i < cpus.count; ++i) FUZZ_CHECK(cpu_index_of(cpus, cpus.apic_id[i]) == int32_t(i));
-  } else {
-    FUZZ_CHECK(status.message && status.message[0]);
-  }
+  check_only_read(memory);
+  if (status.ok())
+    check_cpus(cpus);
+  else
+    check_refused(status);
   Range image{0x100000, 0x200000};
   uint64_t page;
-  if (!find_trampoline_page(params, kParamsAddr, env, image, &page)) return;
-  Range p = range_of(page, kTrampolinePageSize);
-  FUZZ_CHECK(page % kTrampolinePageSize == 0 && page >= kTrampolineFloor && p.end <= kTrampolineCeiling);
-  std::vector<Range> ram = ram_of(params);
-  FUZZ_CHECK(std::any_of(ram.begin(), ram.end(), [&](Range r) { return r.contains(p); }));
-  for (Range l : live_ranges(params, env, memory)) FUZZ_CHECK(l.empty() || !l.overlaps(p));
+  if (find_trampoline_page(params, kParamsAddr, env, image, &page))
+    check_trampoline(page, ram_of(params), live_ranges(params, env, memory));
 }
 
 }  // namespace
@@ -119,20 +151,89 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   BootEnvironment env;
   StubStatus status = read_boot_environment(params, kParamsAddr, memory, &env);
-  FUZZ_CHECK(memory.granted().empty());  // it only reads
-  if (!status.ok()) {
-    FUZZ_CHECK(status.message && status.message[0]);
-    return 0;
-  }
-  if (!env.command_line.empty()) {
-    // The text is readable and NUL-free; the range's last byte is its NUL, or one past
-    // cmdline_size when the loader left it unterminated (the kernel then cuts it there too).
-    uint64_t length = env.command_line.size() - 1;
-    const uint8_t* text = memory.readable(env.command_line.begin, length);
-    FUZZ_CHECK(text && std::memchr(text, 0, length) == nullptr);
-    (void)command_line_has(reinterpret_cast<const char*>(text), length, "kpack.debug");
-  }
-  check_free(env.free, ram_of(params), live_ranges(params, env, memory));
+  check_only_read(memory);
+  if (!status.ok()) return check_refused(status), 0;
+  check_command_line(env, memory);
+  check_free(ranges_of(env.free), ram_of(params), live_ranges(params, env, memory));
   check_smp_readers(params, env, memory);
   return 0;
 }
+
+#ifdef KPACK_FUZZ_SELF_TEST
+// Each case breaks one invariant above with a spoiled environment, memory or result.
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// Low memory holding the header of a setup_data node at `node`.
+SimulatedMemory memory_with_node(uint64_t node, uint32_t type, uint32_t len) {
+  SimulatedMemory memory(kLowBase, kLowSize);
+  boot::SetupData header{};
+  header.type = type;
+  header.len = len;
+  std::vector<uint8_t> bytes(sizeof(header));
+  std::memcpy(bytes.data(), &header, sizeof(header));
+  memory.load(node, bytes);
+  return memory;
+}
+
+void spoil_live(uint64_t node, uint32_t type, uint32_t len) {
+  SimulatedMemory memory = memory_with_node(kLowBase + 0x1000, type, len);
+  boot::BootParams params{};
+  params.hdr.setup_data = node;
+  BootEnvironment env;
+  env.setup_data_nodes = 1;
+  (void)live_ranges(params, env, memory);
+}
+
+}  // namespace
+
+FUZZ_SPOIL("a setup_data node counted but unreadable") { spoil_live(0x10, boot::kSetupIndirect, 0); }
+FUZZ_SPOIL("an indirect node whose body is unreadable") {
+  // The node's header is the last bytes of low memory: the SetupIndirect after it lies outside.
+  uint64_t node = kLowBase + kLowSize - sizeof(boot::SetupData);
+  SimulatedMemory memory = memory_with_node(node, boot::kSetupIndirect, sizeof(boot::SetupIndirect));
+  boot::BootParams params{};
+  params.hdr.setup_data = node;
+  BootEnvironment env;
+  env.setup_data_nodes = 1;
+  (void)live_ranges(params, env, memory);
+}
+FUZZ_SPOIL("free memory below 1 MiB") { check_free({{0x1000, 0x2000}}, {{0, 2 * kMiB}}, {}); }
+FUZZ_SPOIL("free ranges that touch") { check_free({{kMiB, 2 * kMiB}, {2 * kMiB, 3 * kMiB}}, {{0, 4 * kMiB}}, {}); }
+FUZZ_SPOIL("free memory outside RAM") { check_free({{kMiB, 2 * kMiB}}, {}, {}); }
+FUZZ_SPOIL("free memory over the initrd") {
+  check_free({{kMiB, 2 * kMiB}}, {{0, 4 * kMiB}}, {{kMiB + 0x1000, kMiB + 0x2000}});
+}
+FUZZ_SPOIL("a reader that asked to write") {
+  SimulatedMemory memory(kLowBase, kLowSize);
+  (void)memory.writable(kParamsAddr, 16);
+  check_only_read(memory);
+}
+FUZZ_SPOIL("a refusal without a reason") { check_refused(StubStatus{""}); }
+FUZZ_SPOIL("more processors than the stub lists") {
+  CpuList cpus;
+  cpus.source = CpuTable::kMadt;
+  cpus.count = kMaxCpus + 1;
+  check_cpus(cpus);
+}
+FUZZ_SPOIL("a processor listed twice") {
+  CpuList cpus;
+  cpus.source = CpuTable::kMadt;
+  cpus.count = 2;
+  cpus.apic_id[0] = cpus.apic_id[1] = 1;
+  check_cpus(cpus);
+}
+FUZZ_SPOIL("a trampoline page off its alignment") { check_trampoline(0x1800, {{0, 0x9F000}}, {}); }
+FUZZ_SPOIL("a trampoline page outside RAM") { check_trampoline(0x1000, {}, {}); }
+FUZZ_SPOIL("a trampoline page over boot_params") {
+  check_trampoline(kParamsAddr, {{0, 0x9F000}}, {range_of(kParamsAddr, sizeof(boot::BootParams))});
+}
+FUZZ_SPOIL("a command line with a NUL inside") {
+  SimulatedMemory memory(kLowBase, kLowSize);
+  memory.load(kParamsAddr, std::vector<uint8_t>{'a', 0, 'b', 0});
+  BootEnvironment env;
+  env.command_line = range_of(kParamsAddr, 4);
+  check_command_line(env, memory);
+}
+#endif

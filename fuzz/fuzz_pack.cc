@@ -11,12 +11,14 @@
 
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_packer_checks.h"
+#include "fuzz/self_test.h"
 #include "packer/input/bzimage_reader.h"
 #include "packer/input/elf_reader.h"
 #include "packer/image/elf_writer.h"
 #include "packer/image/image_writer.h"
 #include "packer/input/kernel_input.h"
 #include "packer/image/layout.h"
+#include "tests/support/synthetic_kernel.h"
 
 using namespace kpack;
 
@@ -44,13 +46,19 @@ Choice choice_of(uint8_t b) {
 // The image's kernel, extracted as `kpack extract` does, is the input's ELF in the compact layout
 // (a compressed payload stores every byte of it; a raw one may leave zero runs out, which extract
 // joins again), and its relocation table the input's.
+void check_extracted(const KernelInput& input, const Result<KernelPayload>& out, Codec codec) {
+  FUZZ_CHECK(out.ok());
+  FUZZ_CHECK(out.value().relocation_table == input.relocation_table);
+  if (codec != Codec::kRaw) FUZZ_CHECK(out.value().elf == layout_compact(input).bytes);
+}
 void check_round_trip(const KernelInput& input, std::span<const uint8_t> image, const PackedPayload& payload,
                       Codec codec) {
-  Result<KernelPayload> out = extract_kernel(payload, {image, kOutput}, kMaxDecoded + (64 << 20));
-  FUZZ_CHECK(out.ok());
-  FUZZ_CHECK(out->relocation_table == input.relocation_table);
-  if (codec != Codec::kRaw) FUZZ_CHECK(out->elf == layout_compact(input).bytes);
+  check_extracted(input, extract_kernel(payload, {image, kOutput}, kMaxDecoded + (64 << 20)), codec);
 }
+
+// An image the packer wrote reads back as a kpack image.
+void check_read_back(const Result<KpackElf>& read) { FUZZ_CHECK(read.ok()); }
+void check_read_back(const Result<BzImage>& read) { FUZZ_CHECK(read.ok() && read.value().packer_record.has_value()); }
 
 // A writer's error names the kernel when the kernel's layout is at fault, else the image.
 void check_writer_message(const Error& error) {
@@ -81,14 +89,48 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Result<ElfImage> elf = build_elf_image(kFiles, *input, options, blobs);
     if (!elf) return check_writer_message(elf.error()), 0;
     Result<KpackElf> read = read_kpack_elf({elf->bytes, kOutput});
-    FUZZ_CHECK(read.ok());
+    check_read_back(read);
     check_round_trip(*input, elf->bytes, read->payload, choice.codec);
     return 0;
   }
   Result<std::vector<uint8_t>> image = build_image(kFiles, *input, options, blobs);
   if (!image) return check_writer_message(image.error()), 0;
   Result<BzImage> read = read_bzimage({*image, kOutput});
-  FUZZ_CHECK(read.ok() && read->packer_record.has_value());
+  check_read_back(read);
   check_round_trip(*input, *image, *read, choice.codec);
   return 0;
 }
+
+#ifdef KPACK_FUZZ_SELF_TEST
+// Each case breaks one invariant above with a spoiled read-back or extraction of a synthetic kernel.
+namespace {
+
+KernelInput good_input() {
+  Result<KernelInput> input = kernel_input_from_elf(test::make_kernel_elf(test::typical_segments()), kInput);
+  FUZZ_REQUIRE(input.ok());
+  input->relocation_table = {0, 0, 0, 0, 0, 0, 0, 0};
+  return *input;
+}
+
+KernelPayload extracted(const KernelInput& input) { return {layout_compact(input).bytes, input.relocation_table}; }
+
+}  // namespace
+
+FUZZ_SPOIL("a written ELF image that does not read back") { check_read_back(Result<KpackElf>(Error{"refused"})); }
+FUZZ_SPOIL("a written bzImage without its kpack record") { check_read_back(Result<BzImage>(BzImage{})); }
+FUZZ_SPOIL("an image whose kernel does not extract") {
+  check_extracted(good_input(), Result<KernelPayload>(Error{"refused"}), Codec::kLz4);
+}
+FUZZ_SPOIL("an image that lost its relocation table") {
+  KernelInput input = good_input();
+  KernelPayload out = extracted(input);
+  out.relocation_table.clear();
+  check_extracted(input, out, Codec::kLz4);
+}
+FUZZ_SPOIL("a compressed image whose kernel came back changed") {
+  KernelInput input = good_input();
+  KernelPayload out = extracted(input);
+  out.elf.back() ^= 1;
+  check_extracted(input, out, Codec::kLz4);
+}
+#endif

@@ -20,16 +20,21 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "packer/codecs/codecs.h"
 #include "formats/le.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/guarded_memory.h"
+#include "fuzz/self_test.h"
 #include "stub/unpack/relocation_table.h"
 #include "tests/support/thread_workers.h"
 #include "stub/unpack/unpack.h"
 #include "stub/unpack/xxh3.h"
+#include "tests/support/synthetic_kernel.h"
 
 using namespace kpack;
 using kpack::fuzz::GuardedMemory;
@@ -143,27 +148,58 @@ void prove_frames(Codec codec, std::vector<uint8_t>& table, const std::vector<ui
   }
 }
 
-}  // namespace
+// What the simulated machine saw: no write outside what the engine was given, and every guarded
+// page back to its canary (the page-wise check confirmed by a full scan when `crosscheck`).
+void check_memory(const std::vector<std::string>& violations, bool clean, bool crosscheck, bool clean_by_full_scan) {
+  for (const std::string& v : violations) std::fprintf(stderr, "violation: %s\n", v.c_str());
+  FUZZ_CHECK(violations.empty());
+  if (crosscheck) FUZZ_CHECK(clean == clean_by_full_scan);
+  FUZZ_CHECK(clean);
+}
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 4) return 0;
+// A refusal says why.
+void check_refused(const StubStatus& status) { FUZZ_CHECK(status.message && status.message[0]); }
+
+// One input run through the engine: the request, the machine's free memory, and what came back.
+struct Run {
   UnpackRequest request;
+  FreeMemory free;
+  std::vector<uint8_t> payload;
+  std::vector<FrameEntry> frames;
+  StubStatus status;
+  UnpackResult result;
+};
+
+// One machine for the whole process, restored between runs: building a fresh one per input
+// cost more than the engine itself.
+GuardedMemory& machine_memory() {
+  static GuardedMemory memory(kRamBase, 20 * kMiB);
+  return memory;
+}
+
+// Sets up the machine the input describes and runs the engine on it; nothing when the input
+// describes no run (fuzz/fuzz_unpack.cc's header says how it is read).
+std::optional<Run> run_input(const uint8_t* data, size_t size, kpack::test::ThreadWorkers& workers) {
+  if (size < 4) return std::nullopt;
+  Run run;
+  UnpackRequest& request = run.request;
   uint32_t codec = (data[0] & 3) | (data[0] >> 2 & 4);
-  if (codec >= kCodecCount) return 0;
+  if (codec >= kCodecCount) return std::nullopt;
   request.codec = static_cast<Codec>(codec);
   Machine m = machine_from(data[1]);
   bool virtual_base = data[0] & 8;
   uint32_t frames = data[2];
   size_t table_bytes = size_t{frames} * sizeof(FrameEntry);
-  if (size < 3 + table_bytes + (virtual_base ? 4 : 0) + 1) return 0;
-  if (table_bytes > m.payload_addr - kRamBase) return 0;
+  if (size < 3 + table_bytes + (virtual_base ? 4 : 0) + 1) return std::nullopt;
+  if (table_bytes > m.payload_addr - kRamBase) return std::nullopt;
   std::vector<uint8_t> table(data + 3, data + 3 + table_bytes);
-  std::vector<uint8_t> payload(data + 3 + table_bytes, data + size - (virtual_base ? 4 : 0));
+  run.payload.assign(data + 3 + table_bytes, data + size - (virtual_base ? 4 : 0));
+  const std::vector<uint8_t>& payload = run.payload;
   if (!(data[0] & 0x20)) prove_frames(static_cast<Codec>(codec), table, payload);
   request.kaslr.physical = data[0] & 4;
   request.kaslr.virtual_base = virtual_base;
   if (virtual_base) request.relocations_size = load_le<uint32_t>(data + size - 4) & 0xFFFFC;
-  if (request.codec == Codec::kRaw && request.relocations_size > payload.size()) return 0;
+  if (request.codec == Codec::kRaw && request.relocations_size > payload.size()) return std::nullopt;
   uint64_t draw = mix_entropy(0, data, size);
   request.kaslr.physical_random = mix_entropy(draw, 1);
   request.kaslr.virtual_random = mix_entropy(draw, 2);
@@ -174,11 +210,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.frame_table_addr = m.payload_addr - table_bytes;
   request.frame_count = frames;
   request.digest = digest_for(request.codec);
-  if (request.image.end > m.boot_params.begin - kMiB) return 0;
+  if (request.image.end > m.boot_params.begin - kMiB) return std::nullopt;
 
-  // One machine for the whole process, restored between runs: building a fresh one per input
-  // cost more than the engine itself.
-  static GuardedMemory memory(kRamBase, 20 * kMiB);
+  GuardedMemory& memory = machine_memory();
   memory.start(m.ram_size);
   memory.load(m.payload_addr, payload);
   if (!table.empty()) memory.load(request.frame_table_addr, table);
@@ -189,27 +223,116 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   memory.protect(m.boot_params);
   if (!m.initrd.empty()) memory.protect(m.initrd);
 
-  FreeMemory free;
-  FUZZ_CHECK(free.add(Range{kRamBase, kRamBase + m.ram_size}).ok());
-  FUZZ_CHECK(free.remove(m.boot_params).ok() && free.remove(m.initrd).ok() && free.remove(m.hole).ok());
+  FUZZ_REQUIRE(run.free.add(Range{kRamBase, kRamBase + m.ram_size}).ok());
+  FUZZ_REQUIRE(run.free.remove(m.boot_params).ok() && run.free.remove(m.initrd).ok() && run.free.remove(m.hole).ok());
 
-  kpack::test::ThreadWorkers workers;
   if (data[1] & 0x80) request.workers = &workers, request.max_workers = 2;
   NoTrace trace;
-  UnpackResult result;
-  StubStatus status = unpack_kernel(request, free, memory, trace, &result);
-  for (const std::string& v : memory.violations()) std::fprintf(stderr, "violation: %s\n", v.c_str());
-  FUZZ_CHECK(memory.violations().empty());
-  bool clean = memory.clean();
+  run.status = unpack_kernel(request, run.free, memory, trace, &run.result);
+  run.frames.resize(frames);
+  if (frames) std::memcpy(run.frames.data(), table.data(), table.size());
+  return run;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kpack::test::ThreadWorkers workers;
+  std::optional<Run> run = run_input(data, size, workers);
+  if (!run) return 0;
+  GuardedMemory& memory = machine_memory();
   // KPACK_FUZZ_CROSSCHECK=1 confirms the page-wise check against a scan of every byte (slowly).
   static const bool crosscheck = std::getenv("KPACK_FUZZ_CROSSCHECK") != nullptr;
-  if (crosscheck) FUZZ_CHECK(clean == memory.clean_by_full_scan());
-  FUZZ_CHECK(clean);
-  std::vector<FrameEntry> frame_list(frames);
-  if (frames) std::memcpy(frame_list.data(), table.data(), table.size());
-  if (status.ok())
-    check_success(request, free, result, memory, payload, frame_list);
+  bool clean = memory.clean();
+  check_memory(memory.violations(), clean, crosscheck, crosscheck ? memory.clean_by_full_scan() : clean);
+  if (run->status.ok())
+    check_success(run->request, run->free, run->result, memory, run->payload, run->frames);
   else
-    FUZZ_CHECK(status.message && status.message[0]);
+    check_refused(run->status);
   return 0;
 }
+
+#ifdef KPACK_FUZZ_SELF_TEST
+// Each case breaks one invariant above: the engine unpacks a raw synthetic kernel on the fuzzer's
+// machine, then the checks get its result, request or payload spoiled.
+namespace {
+
+std::vector<uint8_t> raw_input() {
+  std::vector<uint8_t> elf = test::make_kernel_elf({{0x1000000, 0x3000, 0x5000}, {0x1200000, 0x2000, 0x2000}});
+  std::vector<uint8_t> input = {0x00, 0x03 | 0x08, 0x00};  // raw; 20 MiB of RAM, kernel from 4 MiB; no frames
+  input.insert(input.end(), elf.begin(), elf.end());
+  return input;
+}
+
+void spoil_success(const std::function<void(Run&)>& spoil) {
+  std::vector<uint8_t> input = raw_input();
+  kpack::test::ThreadWorkers workers;
+  std::optional<Run> run = run_input(input.data(), input.size(), workers);
+  FUZZ_REQUIRE(run && run->status.ok());
+  spoil(*run);
+  check_success(run->request, run->free, run->result, machine_memory(), run->payload, run->frames);
+}
+
+}  // namespace
+
+FUZZ_SPOIL("writes outside what the engine was given") { check_memory({"a write at 0x1000"}, true, false, true); }
+FUZZ_SPOIL("a page check that disagrees with the full scan") { check_memory({}, true, true, false); }
+FUZZ_SPOIL("a guarded page left changed") { check_memory({}, false, false, false); }
+FUZZ_SPOIL("a refusal without a reason") { check_refused(StubStatus{""}); }
+FUZZ_SPOIL("a kernel outside free memory") {
+  spoil_success([](Run& run) { run.free = FreeMemory{}; });
+}
+FUZZ_SPOIL("a kernel below the lowest address allowed") {
+  spoil_success([](Run& run) { run.request.min_kernel_address = run.result.base + 1; });
+}
+FUZZ_SPOIL("an entry past the kernel") {
+  spoil_success([](Run& run) { run.result.entry = run.result.base + run.result.kernel.span(); });
+}
+FUZZ_SPOIL("a work area over the kernel") {
+  spoil_success([](Run& run) { run.result.work = range_of(run.result.base, 4096); });
+}
+FUZZ_SPOIL("a decoded kernel over the image") {
+  spoil_success([](Run& run) {
+    run.request.codec = Codec::kLz4;
+    run.request.image = range_of(run.result.base, 4096);
+  });
+}
+FUZZ_SPOIL("a random physical slot drawn from none") {
+  spoil_success([](Run& run) {
+    run.request.kaslr.physical = true;
+    run.result.physical_fallback = false;
+    run.result.physical_slots = 0;
+  });
+}
+FUZZ_SPOIL("a virtual offset off 2 MiB") {
+  spoil_success([](Run& run) { run.result.virtual_offset = 4096; });
+}
+FUZZ_SPOIL("a virtual offset past the kernel's 1 GiB window") {
+  spoil_success([](Run& run) { run.result.virtual_offset = kKernelImageSize; });
+}
+FUZZ_SPOIL("a relocation table longer than the payload") {
+  spoil_success([](Run& run) {
+    run.result.virtual_offset = 2 * kMiB;
+    run.request.relocations_size = run.payload.size() + 4;
+  });
+}
+FUZZ_SPOIL("a relocation table that does not undo") {
+  spoil_success([](Run& run) {
+    run.result.virtual_offset = 2 * kMiB;
+    run.request.relocations_size = 4;
+    run.payload.back() = 0xFF;  // a table of one word that is not its leading zero
+  });
+}
+FUZZ_SPOIL("a segment past the payload") {
+  spoil_success([](Run& run) { run.result.kernel.segments[0].offset = run.payload.size(); });
+}
+FUZZ_SPOIL("a segment placed with other bytes") {
+  spoil_success([](Run& run) {
+    const LoadSegment& s = run.result.kernel.segments[0];
+    run.payload[s.offset + s.filesz - 1] ^= 1;
+  });
+}
+FUZZ_SPOIL("a bss that is not zero") {
+  spoil_success([](Run& run) { run.result.kernel.segments[0].filesz = 0; });
+}
+#endif

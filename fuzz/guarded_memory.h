@@ -29,10 +29,10 @@ class GuardedMemory final : public PhysicalMemory {
   static constexpr uint64_t kPage = 4096;
 
   GuardedMemory(uint64_t base, uint64_t capacity) : base_(base), capacity_(capacity), mapping_(capacity) {
-    FUZZ_CHECK(mapping_.ok());
+    FUZZ_REQUIRE(mapping_.ok());
     bytes_ = mapping_.data();
     std::memset(bytes_, kCanary, capacity);
-    FUZZ_CHECK(mprotect(bytes_, capacity_, PROT_READ) == 0);
+    FUZZ_REQUIRE(mprotect(bytes_, capacity_, PROT_READ) == 0);
     writable_page_.assign(capacity / kPage, false);
   }
 
@@ -41,7 +41,7 @@ class GuardedMemory final : public PhysicalMemory {
   // one mprotect over the whole mapping cost 80 % of an input's time (the kernel walks every page
   // table entry of the range, then shoots down the TLB).
   void start(uint64_t size) {
-    FUZZ_CHECK(size <= capacity_ && size % kPage == 0);
+    FUZZ_REQUIRE(size <= capacity_ && size % kPage == 0);
     std::vector<Range> dirty = page_runs(dirty_pages_);  // still writable
     for (Range run : dirty) std::memset(at(run.begin), kCanary, run.size());
     for (const Loaded& l : loaded_) {
@@ -60,7 +60,7 @@ class GuardedMemory final : public PhysicalMemory {
 
   // Setup: bytes in memory that do not count as the engine's writes.
   void load(uint64_t addr, std::span<const uint8_t> data) {
-    FUZZ_CHECK(inside(addr, data.size()));
+    FUZZ_REQUIRE(inside(addr, data.size()));
     Range pages = page_range(addr, data.size());
     set_protection(pages, PROT_READ | PROT_WRITE);
     std::memcpy(at(addr), data.data(), data.size());
@@ -135,7 +135,7 @@ class GuardedMemory final : public PhysicalMemory {
     return Range{base_ + align_down(addr - base_, kPage), base_ + align_up(addr - base_ + size, kPage)};
   }
   void set_protection(Range pages, int protection) {
-    FUZZ_CHECK(mprotect(at(pages.begin), pages.size(), protection) == 0);
+    FUZZ_REQUIRE(mprotect(at(pages.begin), pages.size(), protection) == 0);
   }
   // The pages as address ranges, neighbours merged, so each run costs one system call.
   std::vector<Range> page_runs(std::vector<uint64_t> pages) const {
