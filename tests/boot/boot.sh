@@ -89,22 +89,18 @@ run_qemu() {
     elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 }
 
-# One boot, and a second only for a known fault of QEMU's multi-threaded TCG, never of the image:
-# with two vCPUs, one can run a stale translation of kernel text that the other patched through
-# the kernel's int3 protocol (static keys, alternatives), after the patch completed, so the kernel
-# reports "Oops: int3" at a site whose bytes are already the new ones (CI saw it once in 7.3.4's
-# sched_clock_cpu, in about 300 two-CPU boots; 45 reruns of that cell, stock and kpack, side by
-# side, all reached /init). The kernel ran its own code by then, the stub's work is over; a second
-# boot must then reach /init, and the first log is kept beside the second.
+# One boot, and a second only for a known fault of QEMU's multi-threaded TCG, never of the image
+# (mttcg_fault, tests/lib/qemu.sh): the kernel ran its own code by then, the stub's work is over;
+# a second boot must then reach /init, and the first log is kept beside the second.
 cpus=1
 for ((i = 1; i <= $#; i++)); do
     [[ ${!i} != -smp ]] || { j=$((i + 1)); cpus=${!j%%,*}; }
 done
 run_qemu
-if [[ -z $expect_fail && $cpus != 1 ]] && ! has_marker && grep -aq 'Oops: int3' "$log"; then
+if [[ -z $expect_fail && $cpus != 1 ]] && ! has_marker && fault=$(mttcg_fault "$log" "$status"); then
     cp "$log" "$log.first"
-    echo "boot.sh: RETRY: the kernel's 'Oops: int3' on $cpus vCPUs (multi-threaded TCG running" \
-         "kernel text another vCPU patched; first log: $log.first); booting once more" >&2
+    echo "boot.sh: RETRY: $fault on $cpus vCPUs, a fault of multi-threaded TCG (first log:" \
+         "$log.first); booting once more" >&2
     run_qemu
 fi
 

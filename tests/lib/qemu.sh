@@ -52,3 +52,27 @@ qemu_run_until() {
     wait "$pid" || qemu_status=$?
     [[ -z $matched ]] || qemu_status=0
 }
+
+# mttcg_fault LOG STATUS
+#   For a boot of more than one vCPU that did not reach /init (STATUS: QEMU's, 124 the timeout):
+#   prints which known fault of QEMU's multi-threaded TCG LOG shows, never one of the image, since
+#   the kernel has been running its own code for a second by then; returns 1 for anything else.
+#   - "Oops: int3": a vCPU ran a stale translation of kernel text another vCPU patched through the
+#     kernel's int3 protocol, after the patch completed (CI saw it once in 7.3.4's
+#     sched_clock_cpu, in about 300 two-CPU boots; 45 reruns of that cell, stock and kpack, side by
+#     side, all reached /init).
+#   - A stall in the kernel's switch of clocksource: every vCPU up ("smp: Brought up"), "hpet0:"
+#     the last line, "Switched to clocksource" never printed, until the timeout. Seen twice, both
+#     on a host loaded past its cores: 7.3.4 with kpack.cpus=1 (the stub touched no other CPU) and
+#     sid's 7.2.13 (bench/run.sh --quick under a parallel build; CI under parallel compiles).
+mttcg_fault() {
+    local log=$1 status=$2
+    if grep -aq 'Oops: int3' "$log"; then
+        echo "the kernel's 'Oops: int3' (a vCPU ran kernel text another vCPU patched)"
+    elif [[ $status -eq 124 ]] && grep -aqE 'smp: Brought up [0-9]+ nodes?, ([2-9]|[1-9][0-9]+) CPUs' "$log" &&
+        ! grep -aq 'clocksource: Switched to clocksource' "$log" && tail -n 1 "$log" | grep -aq '\] hpet0: '; then
+        echo "the kernel stalled in its switch of clocksource (all vCPUs up, hpet0 the last line)"
+    else
+        return 1
+    fi
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# boot-retry-selftest.sh — proves that tests/boot/boot.sh boots a second time only for the kernel's
-# "Oops: int3" on more than one vCPU (a fault of QEMU's multi-threaded TCG), and that the second
-# boot must still reach /init: a fake QEMU prints, boot by boot, the lines this script gives it.
+# boot-retry-selftest.sh — proves that tests/boot/boot.sh boots a second time only for the known
+# faults of QEMU's multi-threaded TCG on more than one vCPU (mttcg_fault, tests/lib/qemu.sh: the
+# kernel's "Oops: int3", its stall in the switch of clocksource), and that the second boot must
+# still reach /init: a fake QEMU prints, boot by boot, the lines this script gives it ('|' between
+# lines), and times out (status 124) on a boot whose last line is "hpet0: ...".
 set -euo pipefail
 
 tests=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,7 +17,8 @@ cat > "$work/qemu" <<'FAKE'
 for arg; do [[ $arg != file:* ]] || serial=${arg#file:}; done
 n=$(($(cat "$FAKE_DIR/count" 2>/dev/null || echo 0) + 1))
 echo "$n" > "$FAKE_DIR/count"
-sed -n "${n}p" "$FAKE_DIR/boots" > "$serial"
+sed -n "${n}p" "$FAKE_DIR/boots" | tr '|' '\n' > "$serial"
+if tail -n 1 "$serial" | grep -q 'hpet0: '; then exit 124; fi
 FAKE
 chmod +x "$work/qemu"
 : > "$work/image" && : > "$work/initrd"
@@ -38,4 +41,11 @@ run 1 2 "$oops" "$oops" -- -smp 2,sockets=2      # the second boot must reach /i
 run 1 1 "$oops" KPACK_INIT_OK -- -m 1G           # one vCPU: no multi-threaded TCG, no second boot
 run 1 1 'Kernel panic - not syncing' KPACK_INIT_OK -- -smp 2   # any other failure: no second boot
 run 0 1 KPACK_INIT_OK KPACK_INIT_OK -- -smp 2
+up='[    0.51] smp: Brought up 1 node, 2 CPUs' hpet='[    1.00] hpet0: 3 comparators, 64-bit 100.000000 MHz counter'
+stall="$up|$hpet"
+run 0 2 "$stall" KPACK_INIT_OK -- -smp 2                     # the stall in the clocksource switch
+grep -q 'boot.sh: RETRY: the kernel stalled' "$work/out.txt" || fail "the stall's second boot was not announced"
+run 1 2 "$stall" "$stall" -- -smp 2                          # ... whose second boot must reach /init
+run 1 1 "[    0.51] smp: Brought up 1 node, 1 CPU|$hpet" KPACK_INIT_OK -- -smp 2   # a vCPU missing: no
+run 1 1 "$up|$hpet|[    1.01] clocksource: Switched to clocksource tsc-early" KPACK_INIT_OK -- -smp 2
 echo "boot-retry-selftest: PASS"
