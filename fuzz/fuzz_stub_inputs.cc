@@ -100,7 +100,7 @@ void check_start_info(const uint8_t* data, size_t size) {
   const auto* module =
       reinterpret_cast<const pvh::Module*>(rest.data() + sizeof(pvh::MemmapEntry) * info.memmap_entries);
   boot::BootParams params;
-  std::memset(&params, 0xAA, sizeof(params));
+  std::memset(static_cast<void*>(&params), 0xAA, sizeof(params));  // poison: every field the conversion sets is checked
   boot_params_from_start_info(info, map, info.nr_modules ? module : nullptr, &params);
   check_converted(info, module, params);
 }
