@@ -20,7 +20,7 @@ seconds=${1:-$($long && echo 3600 || echo 60)}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 build=build-fuzz
-targets=(fuzz_elf fuzz_bzimage fuzz_kpack_elf fuzz_unpack fuzz_boot_env fuzz_pack fuzz_stub_inputs)
+targets=(fuzz_elf fuzz_bzimage fuzz_kpack_elf fuzz_unpack fuzz_boot_env fuzz_pack fuzz_stub_inputs fuzz_efi_variables)
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPACK_FUZZ=ON \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null

@@ -59,7 +59,7 @@ struct ValueOption {
 constexpr ValueOption kValueOptions[] = {
     {"-o", "--output"},     {"--relocs", nullptr},     {"--sbat", nullptr},           {"--from", nullptr},
     {"--config", nullptr},  {"--system-map", nullptr}, {"--kernel-address", nullptr}, {"--level", nullptr},
-    {"--threads", nullptr}, {"--layout", nullptr},
+    {"--threads", nullptr}, {"--layout", nullptr},     {"--efivars", nullptr},
 };
 
 const char* value_option(const std::string& flag) {
@@ -83,7 +83,7 @@ struct Words {
   };
   std::map<std::string, Given> values;                  // by the option's name
   std::string codec_flag, verbosity_flag, paging_flag;  // as typed, when given
-  bool elf = false, randomize_physical = false;
+  bool elf = false, randomize_physical = false, pem = false;
 };
 
 // Two switches that cannot both hold: the one seen first in `seen`.
@@ -115,6 +115,8 @@ Status take_option(const std::vector<std::string>& args, size_t& i, Words& words
     words.elf = true;
   else if (a == "--randomize-physical")
     words.randomize_physical = true;
+  else if (a == "--pem")
+    words.pem = true;
   else
     return Error{"kpack: unknown option '" + a + "' (see kpack --help)"};
   return Ok{};
@@ -173,9 +175,9 @@ Status take_command_and_input(const std::vector<std::string>& words, CommandLine
     if (words.size() == 2) cl.help_topic = words[1];
     return Ok{};
   }
-  if (first == "stats") {
-    cl.command = Command::kStats;
-    if (words.size() != 1) return Error{"kpack: stats takes no input file (see kpack help stats)"};
+  if (first == "stats" || first == "keys") {
+    cl.command = first == "stats" ? Command::kStats : Command::kKeys;
+    if (words.size() != 1) return Error{"kpack: " + first + " takes no input file (see kpack help " + first + ")"};
     return Ok{};
   }
   size_t input = 0;
@@ -194,6 +196,7 @@ std::string topic_of(Command command) {
     case Command::kExtract: return "extract";
     case Command::kInfo: return "info";
     case Command::kStats: return "stats";
+    case Command::kKeys: return "keys";
     case Command::kHelp: return "help";
     case Command::kVersion: break;
   }
@@ -216,6 +219,8 @@ Status apply_options(const Words& words, CommandLine& cl) {
   (cl.command == Command::kPack ? cl.relocs_input : cl.relocs_output) = value("--relocs");
   cl.sbat_input = value("--sbat");
   cl.stats_from = value("--from");
+  if (!value("--efivars").empty()) cl.efivars = value("--efivars");
+  cl.pem = words.pem;
   cl.hints.config_path = value("--config");
   cl.hints.system_map_path = value("--system-map");
   if (!words.paging_flag.empty()) cl.hints.five_level = words.paging_flag == "--5level";

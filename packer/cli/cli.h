@@ -12,7 +12,7 @@
 
 namespace kpack {
 
-enum class Command { kPack, kExtract, kInfo, kStats, kHelp, kVersion };
+enum class Command { kPack, kExtract, kInfo, kStats, kKeys, kHelp, kVersion };
 
 // What a pack says besides errors: -q nothing, -v what it found out and how it laid the image out.
 enum class Verbosity { kQuiet, kNormal, kVerbose };
@@ -22,14 +22,16 @@ struct CommandLine {
   std::string help_topic;  // help: a command's name, or empty for the whole summary
   std::string input;
   std::string output;
-  std::string relocs_output;  // extract --relocs
-  std::string relocs_input;   // packing: --relocs FILE, the kernel's relocation table
-  std::string sbat_input;     // packing: --sbat FILE, the .sbat section's contents
-  std::string stats_from;     // stats --from DIR: a copy of /sys/kernel/boot_params/setup_data
-  bool layout_given = false;  // packing: --layout was on the command line
-  bool elf = false;           // packing: --elf, an ELF for direct-boot VMMs (elf_writer.h), not a bzImage
-  KernelHints hints;          // packing: --config, --system-map, --5level, --no-5level
-  PackOptions pack;           // its compress.threads is 0 unless --threads says (main.cc: usable_cpus())
+  std::string relocs_output;                          // extract --relocs
+  std::string relocs_input;                           // packing: --relocs FILE, the kernel's relocation table
+  std::string sbat_input;                             // packing: --sbat FILE, the .sbat section's contents
+  std::string stats_from;                             // stats --from DIR: a copy of /sys/kernel/boot_params/setup_data
+  std::string efivars = "/sys/firmware/efi/efivars";  // keys --efivars DIR
+  bool pem = false;                                   // keys --pem
+  bool layout_given = false;                          // packing: --layout was on the command line
+  bool elf = false;   // packing: --elf, an ELF for direct-boot VMMs (elf_writer.h), not a bzImage
+  KernelHints hints;  // packing: --config, --system-map, --5level, --no-5level
+  PackOptions pack;   // its compress.threads is 0 unless --threads says (main.cc: usable_cpus())
   Verbosity verbosity = Verbosity::kNormal;
 };
 

@@ -19,6 +19,7 @@
 #include "packer/image/elf_writer.h"
 #include "packer/base/file_io.h"
 #include "packer/image/image_writer.h"
+#include "packer/read/enrolled_keys.h"
 #include "packer/read/info.h"
 #include "packer/input/kernel_input.h"
 #include "packer/image/pack_report.h"
@@ -121,6 +122,7 @@ Status pack(const CommandLine& cl) {
   // The output's directory first: a run that cannot write its image fails before any work.
   OutputFile output = KPACK_TRY_RESULT(OutputFile::open(ctx.output));
   KernelInput kernel = KPACK_TRY_RESULT(load_kernel(ctx, cl.hints));
+  add_pack_warnings(ctx, kernel);
   ctx.times.end("read the kernel");
   std::optional<ProgressLine> progress;
   PackOptions options = KPACK_TRY_RESULT(pack_options(cl, progress));
@@ -136,7 +138,6 @@ Status pack(const CommandLine& cl) {
     say({ctx.times.line()});
   }
   if (cl.verbosity == Verbosity::kQuiet) return Ok{};
-  say(pack_warnings(ctx, kernel));
   say(ctx.warnings);
   return Ok{};
 }
@@ -180,6 +181,7 @@ int main(int argc, char** argv) {
       case Command::kExtract: status = extract(*cl); break;
       case Command::kInfo: status = print_info(cl->input, stdout); break;
       case Command::kStats: status = print_stats(cl->stats_from, stdout); break;
+      case Command::kKeys: status = print_enrolled_keys(cl->efivars, cl->pem, stdout); break;
     }
   } catch (const std::bad_alloc&) {
     // Inputs are bounded before anything is allocated for them; this is the last line of defence.

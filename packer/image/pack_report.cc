@@ -6,8 +6,8 @@
 
 namespace kpack {
 
-std::vector<std::string> pack_warnings(const Context& ctx, const KernelInput& input) {
-  std::vector<std::string> lines;
+void add_pack_warnings(Context& ctx, const KernelInput& input) {
+  std::vector<std::string>& lines = ctx.warnings;
   if (input.five_level_source.empty())
     lines.push_back("warning: " + ctx.input +
                     ": cannot tell whether the kernel runs with 5-level paging (no symbol table, no embedded "
@@ -21,7 +21,6 @@ std::vector<std::string> pack_warnings(const Context& ctx, const KernelInput& in
     lines.push_back("note: " + ctx.input +
                     " was signed; its signature does not cover the new image, which is unsigned (sign it again, "
                     "e.g. with sbsign)");
-  return lines;
 }
 
 namespace {

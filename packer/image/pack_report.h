@@ -14,8 +14,9 @@
 
 namespace kpack {
 
-// One line each, without "kpack: " and the newline, about the context's input.
-std::vector<std::string> pack_warnings(const Context& ctx, const KernelInput& input);
+// What to warn of about the context's input, added to its warnings: one line each, without
+// "kpack: " and the newline.
+void add_pack_warnings(Context& ctx, const KernelInput& input);
 
 // -v: the kernel's findings, its relocation table and how the output was compressed and laid out;
 // `elf_load` says where an ELF output (--elf) is loaded, and is empty for a bzImage.

@@ -34,12 +34,12 @@ check() {
 }
 
 touch "$work/files/vmlinux" "$work/files/vmlinuz-6.1" "$work/files/bzImage.old"
-check "bzImage.old extract help info stats vmlinux vmlinuz-6.1" kpack ''
+check "bzImage.old extract help info keys stats vmlinux vmlinuz-6.1" kpack ''
 check "extract"                                     kpack ex
 check "info"                                        kpack in
 check "--layout --level --lz4"                      kpack --l
 check "compact in-place"                            kpack --layout ''
-check "bzImage.old extract help info stats vmlinux vmlinuz-6.1" kpack --layout compact ''
+check "bzImage.old extract help info keys stats vmlinux vmlinuz-6.1" kpack --layout compact ''
 check "--gzip"                                      kpack --gz
 check "bzImage.old vmlinux vmlinuz-6.1"             kpack -o ''
 check "vmlinux vmlinuz-6.1"                         kpack --zstd vm
@@ -48,16 +48,18 @@ check ""                                            kpack --level ''
 check ""                                            kpack --kernel-address 0x
 check "--relocs"                                    kpack extract vmlinuz-6.1 -o vmlinux --re
 check "bzImage.old vmlinux vmlinuz-6.1"             kpack extract ''
-check "bzImage.old extract help info stats vmlinux vmlinuz-6.1" kpack --level 9 ''
+check "bzImage.old extract help info keys stats vmlinux vmlinuz-6.1" kpack --level 9 ''
 check "bzImage.old vmlinux vmlinuz-6.1"             kpack --raw info ''
 check "--version"                                   kpack --vers
 check "--from"                                      kpack stats --fr
+check "--efivars"                                   kpack keys --ef
+check "--efivars --help --pem -h"                   kpack keys -
 check "--output"                                    kpack --ou
 check "--help --output --relocs -h -o"              kpack extract vmlinuz-6.1 -
 check "--help -h"                                   kpack info -
 check "--threads"                                   kpack vmlinux --th
 check ""                                            kpack vmlinux --fr      # --from is stats'
-check "extract help info pack stats"                kpack help ''
+check "extract help info keys pack stats"                kpack help ''
 check ""                                            kpack help info ''
 mkdir -p "$work/files/setup_data" && touch "$work/files/setup.bin"   # --from DIR: directories only
 check "setup_data"                                  kpack stats --from set

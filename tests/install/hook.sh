@@ -21,9 +21,14 @@
 #                   (tests/efi/efi-boot.sh's secureboot cell); KPACK_SECURE_BOOT=no packs unsigned
 #   secure-boot.dkms   Secure Boot, no KPACK_SIGN_*, a DKMS machine owner key (DER certificate, as
 #                   DKMS makes it): the kernel, and the kernel-install plugin's copy, are signed
-#                   with it
+#                   with it; a sync with nothing changed leaves the signed image as it is
 #   secure-boot.no-key Secure Boot without any key: one line naming the settings, status 0, the stock
 #                   kernel stays (and a kernel packed earlier is put back)
+#   secure-boot.untrusted  a key that chains to no certificate in the (faked) db or MokListRT: the
+#                   stock kernel stays, the line says how to enrol it; also an enrolment pending in
+#                   MokNew, and no lists at all (cannot tell: refused); a key issued by an enrolled
+#                   CA signs; KPACK_SIGN_UNTRUSTED=yes signs with the untrusted key, saying so;
+#                   `status` names the signer and whether the machine trusts it
 #   secure-boot.key-mode  a key that group (0640) or others (0604) can read: refused, its mode named,
 #                   the stock kernel kept; at 0600 it signs
 #   secure-boot.wrong-cert  a certificate that is not the key's (sbsign refuses), then an sbverify
@@ -121,6 +126,23 @@ boot() { "$here/../boot/boot.sh" --log "$work/serial.log" "$1" "$initrd"; }
 secure_boot_on() {
     mkdir -p "$KPACK_EFIVARS"
     printf '\x06\x00\x00\x00\x01' > "$KPACK_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+}
+# The 4 bytes of a little-endian 32-bit N.
+le32() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24)))"; }
+# enrol VARIABLE CERT: append CERT (PEM or DER) to VARIABLE (db or MokListRT, or MokNew for an
+# enrolment mokutil has only requested) as efivarfs shows it: attributes, then one EFI_SIGNATURE_LIST
+# of one X.509 signature (type GUID, list size, header size 0, signature size, owner GUID, the DER).
+enrol() {
+    local guid=605dab50-e046-4300-abb6-3dd810dd8b23 der=$work/enrol.der n
+    [[ $1 == db ]] && guid=d719b2cb-3d3a-4596-a3bc-dad00e67656f
+    local var=$KPACK_EFIVARS/$1-$guid
+    openssl x509 -in "$2" -outform DER -out "$der" 2> /dev/null \
+        || openssl x509 -inform DER -in "$2" -outform DER -out "$der" || fail "enrol: $2 is no certificate"
+    n=$(stat -c %s "$der")
+    mkdir -p "$KPACK_EFIVARS"
+    [[ -e $var ]] || printf '\x07\x00\x00\x00' > "$var"
+    { printf '\xa1\x59\xc0\xa5\xe4\x94\xa7\x4a\x87\xb5\xab\x15\x5c\x2b\xf0\x72'
+      le32 $((28 + 16 + n)); le32 0; le32 $((16 + n)); printf 'kpack test owner'; cat "$der"; } >> "$var"
 }
 # install_under_secure_boot [KEY CERT]: the hook on, signing with KEY and CERT (paths on the target)
 # when given, Secure Boot on, then the kernel package's postinst hooks; their log shown.
@@ -275,6 +297,7 @@ EOF
         chmod 600 "$stage/etc/kpack-keys/db.key"
         cert=$stage/etc/kpack-keys/db.crt
         cp /usr/share/ovmf/PkKek-1-snakeoil.pem "$cert"
+        enrol db "$cert"
         install_under_secure_boot /etc/kpack-keys/db.key /etc/kpack-keys/db.crt
         grep -q "^kpack-kernel-hook: $version: packed $image (lz4, [0-9]* bytes, signed with $cert; stock kernel in " "$log" \
             || fail "the hook did not say it packed and signed the kernel"
@@ -299,9 +322,15 @@ EOF
         cp -p "$work/mok.key" "$stage/var/lib/dkms/mok.key"
         cp "$work/mok.crt" "$stage/var/lib/dkms/mok.pub"
         openssl x509 -inform DER -in "$work/mok.crt" -out "$work/mok.pem"
+        enrol MokListRT "$work/mok.crt"
         install_under_secure_boot
         is_kpack_image "$image" || fail "$image is not a kpack image with DKMS's key present"
         signed_with "$image" "$work/mok.pem" || fail "$image is not signed with DKMS's key"
+        # A sync with nothing changed keeps the signed image as it is: a signature is not
+        # reproducible, and a new one would be a new image whose trial has not passed.
+        signed_hash=$(sha256sum < "$image")
+        "$KPACK_HOOK_PROGRAM" sync
+        [[ $(sha256sum < "$image") == "$signed_hash" ]] || fail "sync signed an unchanged image again"
         cmp -s "$stage/boot/kpack/stock/vmlinuz-$version" "$work/stock" || fail "the stock copy differs from the package's kernel"
         # The kernel-install plugin's command signs its copy of a stock kernel the same way.
         cp "$work/stock" "$work/entry-linux"
@@ -357,12 +386,73 @@ EOF
         ! grep -q "$cannot_tell" "$log" || fail "a BIOS machine was taken as unknown"
         is_kpack_image "$image" || fail "a machine without UEFI: not packed"
         ;;
+    secure-boot.untrusted)
+        need sbsign sbverify openssl
+        # A key pair this machine's db and MokListRT do not trust: shim would refuse what it signs, so
+        # the stock kernel stays, with one line saying why and how to enrol it.
+        new_key "$stage/etc/kpack-keys/mine" PEM
+        new_key "$work/someone-else" PEM
+        enrol db "$work/someone-else.crt"
+        install_under_secure_boot /etc/kpack-keys/mine.key /etc/kpack-keys/mine.crt
+        mine=$stage/etc/kpack-keys/mine.crt
+        remedy="enrol it (mokutil --import with the certificate in DER, reboot, confirm in MokManager, then kpack-kernel-hook sync), or set KPACK_SIGN_UNTRUSTED=yes in $stage/etc/default/kpack to sign anyway"
+        untrusted_line() {
+            echo "kpack-kernel-hook: $version: Secure Boot is on and the image cannot be signed ($1): keeping the stock kernel; $remedy"
+        }
+        grep -qxF "$(untrusted_line "this machine does not trust $mine: it chains to no certificate in db or MokListRT")" "$log" \
+            || fail "the hook did not refuse a key the machine does not trust, saying how to enrol it"
+        same_as_stock || fail "the hook signed with an untrusted key"
+        [[ ! -e $stage/boot/kpack ]] || fail "an untrusted key left /boot/kpack behind"
+        # Requested with mokutil --import but not yet confirmed in MokManager: said so.
+        enrol MokNew "$mine"
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        grep -qxF "$(untrusted_line "this machine does not trust $mine yet: a key enrolment is pending (mokutil --import), to be confirmed in MokManager at the next boot")" "$log" \
+            || { cat "$log" >&2; fail "a pending enrolment was not named"; }
+        same_as_stock || fail "the hook signed with a key whose enrolment is pending"
+        rm "$KPACK_EFIVARS"/MokNew-*
+        # No list to ask (db and MokListRT absent): trust cannot be told, and counts as none.
+        mv "$KPACK_EFIVARS"/db-* "$work/db.saved"
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log"
+        grep -qxF "$(untrusted_line "cannot tell whether this machine trusts $mine: $KPACK_EFIVARS lists no certificate in db or MokListRT")" "$log" \
+            || { cat "$log" >&2; fail "trust that cannot be told was not refused"; }
+        same_as_stock || fail "the hook signed although trust could not be told"
+        mv "$work/db.saved" "$KPACK_EFIVARS/db-d719b2cb-3d3a-4596-a3bc-dad00e67656f"
+        # A certificate issued by an enrolled CA is trusted through it, as shim trusts it.
+        openssl req -new -x509 -nodes -days 36500 -subj "/CN=kpack test CA" -newkey rsa:2048 \
+            -keyout "$work/ca.key" -out "$work/ca.crt" 2> /dev/null || fail "cannot make a CA"
+        openssl req -new -nodes -subj "/CN=kpack test leaf" -newkey rsa:2048 -keyout "$stage/etc/kpack-keys/leaf.key" \
+            -out "$work/leaf.csr" 2> /dev/null || fail "cannot make a request"
+        openssl x509 -req -in "$work/leaf.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial \
+            -days 36500 -out "$stage/etc/kpack-keys/leaf.crt" 2> /dev/null || fail "cannot issue the leaf"
+        chmod 600 "$stage/etc/kpack-keys/leaf.key"
+        enrol MokListRT "$work/ca.crt"
+        configure KPACK_SIGN_KEY /etc/kpack-keys/leaf.key
+        configure KPACK_SIGN_CERT /etc/kpack-keys/leaf.crt
+        "$KPACK_HOOK_PROGRAM" install "$version" 2> "$log" || { cat "$log" >&2; fail "install failed"; }
+        signed_with "$image" "$stage/etc/kpack-keys/leaf.crt" || { cat "$log" >&2; fail "a key issued by an enrolled CA did not sign"; }
+        "$KPACK_HOOK_PROGRAM" status | tee "$work/status.txt"
+        grep -qF "$version: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$version); signed by 'CN = kpack test leaf', trusted by this machine" "$work/status.txt" \
+            || fail "status does not name the signer and its trust"
+        # Forced: the untrusted key signs, the line says so, and status says the machine does not trust it.
+        configure KPACK_SIGN_KEY /etc/kpack-keys/mine.key
+        configure KPACK_SIGN_CERT /etc/kpack-keys/mine.crt
+        configure KPACK_SIGN_UNTRUSTED yes
+        "$KPACK_HOOK_PROGRAM" sync 2> "$log" || { cat "$log" >&2; fail "a forced sync failed"; }
+        grep -qxF "kpack-kernel-hook: $version: KPACK_SIGN_UNTRUSTED=yes in $stage/etc/default/kpack: signing all the same (this machine does not trust $mine: it chains to no certificate in db or MokListRT); a trial boot tells whether shim accepts it" "$log" \
+            || { cat "$log" >&2; fail "a forced signature was not said"; }
+        signed_with "$image" "$mine" || fail "KPACK_SIGN_UNTRUSTED=yes did not sign with the untrusted key"
+        "$KPACK_HOOK_PROGRAM" status | tee "$work/status.txt"
+        grep -qF "; signed by 'CN = kpack hook test', this machine does not trust $stage/boot/kpack/stock/vmlinuz-$version.signer: it chains to no certificate in db or MokListRT" "$work/status.txt" \
+            || fail "status does not say the machine does not trust the signer"
+        no_leftovers
+        ;;
     secure-boot.key-mode)
         need sbsign sbverify openssl
         # A key others can read signs nothing: the stock kernel stays, the line names the key and its
         # mode. Once it is the owner's alone, the same key signs.
         new_key "$stage/etc/kpack-keys/shared" PEM
         chmod 640 "$stage/etc/kpack-keys/shared.key"
+        enrol MokListRT "$stage/etc/kpack-keys/shared.crt"
         install_under_secure_boot /etc/kpack-keys/shared.key /etc/kpack-keys/shared.crt
         grep -qxF "$(unsigned_line "$stage/etc/kpack-keys/shared.key is readable by group or others (mode 0640): not signing with it; chmod 600 it")" "$log" \
             || fail "the hook did not refuse a group-readable key, naming its mode"
@@ -381,6 +471,8 @@ EOF
         need sbsign sbverify openssl
         new_key "$stage/etc/kpack-keys/one" PEM
         new_key "$stage/etc/kpack-keys/other" PEM
+        enrol MokListRT "$stage/etc/kpack-keys/one.crt"
+        enrol MokListRT "$stage/etc/kpack-keys/other.crt"
         install_under_secure_boot /etc/kpack-keys/one.key /etc/kpack-keys/other.crt
         # sbsign's words; their capital letter varies between its code paths.
         grep -qixF "$(unsigned_line "sbsign: error in key/certificate chain")" "$log" \
@@ -396,6 +488,8 @@ EOF
         mkdir -p "$work/bin"
         printf '#!/bin/sh\necho "Signature verification failed"\nexit 1\n' > "$work/bin/sbverify"
         chmod +x "$work/bin/sbverify"
+        # Another codec: a new image to sign (an unchanged one keeps its signature, unverified again).
+        configure KPACK_CODEC zstd
         PATH=$work/bin:$PATH "$KPACK_HOOK_PROGRAM" sync 2> "$log" || { cat "$log" >&2; fail "sync failed when sbverify rejected the image"; }
         cat "$log"
         grep -qxF "$(unsigned_line "sbverify --cert $stage/etc/kpack-keys/one.crt: Signature verification failed")" "$log" \

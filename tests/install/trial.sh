@@ -24,8 +24,10 @@
 #   failed    that boot came up stock: trial failed, the stock kernel stays the default
 #   pending   `kpack-kernel-hook trial VERSION` arms it again
 #   passed    that boot came up packed with the run report: the packed kernel (10_linux's first
-#             entry) is the default; `sync` repacks the same image and keeps it passed; the older
-#             kernel is packed but not tried ("none") and not the default
+#             entry) is the default; `sync` repacks the same image and keeps it passed; it keeps the
+#             older kernel stock (only the menu boots it, where nothing would catch a failure)
+#   older     `kpack-kernel-hook trial OLD` packs the older kernel and arms its trial; that boot
+#             passes it, and `sync` keeps it packed
 #   pending   a newer kernel installed: packed and on trial, its stock kernel the default
 #   restored  KPACK_HOOK=no and sync: every kernel stock, no kpack entry or setting left in GRUB
 #   purged    on again, then kpack's removal (restore, the hook program gone, the menu made again):
@@ -301,14 +303,29 @@ expect_linux "the fallback" "$(fallback_boot)" "$(stock_v "$version")" stock
 stock_entry
 expect_status "$version" "$version: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$version); trial: passed; default: packed"
 
-step "packed (not tried): sync packs the older kernel; the same image keeps its passed trial"
+step "older, stock: sync keeps the older kernel stock (no trial could catch it); the same image keeps its passed trial"
 "$hook" sync 2>&1 | tee "$work/sync.log"
 ! grep -q "next boot tries" "$work/sync.log" || fail "sync armed a trial for an image that passed one"
-is_kpack_image "$stage/boot/vmlinuz-$old" || fail "sync did not pack $old"
-expect_status "$old" "$old: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$old); trial: none"
+cmp -s "$stage/boot/vmlinuz-$old" "$work/stock" || fail "sync packed $old, which no trial has tried"
+grep -qx "kpack-kernel-hook: $old: kept stock: not the newest kernel, .*; kpack-kernel-hook trial $old packs it and tries it at the next boot" "$work/sync.log" \
+    || fail "sync did not say why $old stays stock"
+expect_status "$old" "$old: stock"
 expect_status "$version" "$version: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$version); trial: passed; default: packed"
 expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$version" packed
+stock_entry
+
+step "older, pending then passed: kpack-kernel-hook trial packs the older kernel and tries it once"
+"$hook" trial "$old" 2>&1 | tee "$work/trial-old.log"
+expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$old" packed panic=5 kpack.trial
+expect_linux "the boot after" "$(boot_after)" "/boot/vmlinuz-$version" packed
+expect_status "$old" "$old: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$old); trial: pending; next boot: packed, on trial"
 grep -q "menuentry .*'kpack-stock-$old'" "$grubcfg" || fail "the stock submenu lacks $old"
+play_boot "$old" packed
+grep -q "^kpack-kernel-hook: $old: trial boot passed" "$work/boot.log" || fail "the boot check did not pass $old's trial"
+expect_status "$old" "$old: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$old); trial: passed"
+"$hook" sync 2> "$work/sync.log"
+is_kpack_image "$stage/boot/vmlinuz-$old" || { cat "$work/sync.log" >&2; fail "sync made $old stock again although its image passed a trial"; }
+expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$version" packed
 stock_entry
 
 step "pending: a newer kernel installed is packed and tried; its stock kernel is the default"

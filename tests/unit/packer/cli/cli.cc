@@ -82,7 +82,7 @@ TEST_CASE("help: the whole summary, or one command's") {
   // After --, --help is a file name.
   CHECK(parse({"-o", "x", "--", "--help"})->input == "--help");
 
-  for (const char* command : {"", "pack", "extract", "info", "stats", "help"}) {
+  for (const char* command : {"", "pack", "extract", "info", "stats", "keys", "help"}) {
     const char* text = help_text(command);
     REQUIRE(text != nullptr);
     CHECK(std::string(text).rfind("usage: kpack ", 0) == 0);
@@ -180,8 +180,9 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"info", "a", "-q"}) == "kpack: -q goes with packing, not info");
   CHECK(error({"stats", "--elf"}) == "kpack: --elf goes with packing, not stats");
   CHECK(error({"help", "--lz4"}) == "kpack: --lz4 goes with packing, not help");
-  CHECK(error({"help", "bogus"}) == "kpack: help: no command 'bogus' (pack, extract, info, stats, help)");
-  CHECK(error({"help", "info", "stats"}) == "kpack: help takes one command at most (pack, extract, info, stats, help)");
+  CHECK(error({"help", "bogus"}) == "kpack: help: no command 'bogus' (pack, extract, info, stats, keys, help)");
+  CHECK(error({"help", "info", "stats"}) ==
+        "kpack: help takes one command at most (pack, extract, info, stats, keys, help)");
   CHECK(error({"--elf", "a", "-o", "x", "--sbat", "s"}) == "kpack: --sbat is for EFI applications: not with --elf");
   CHECK(error({"--elf", "--layout", "in-place", "a", "-o", "x"}) ==
         "kpack: --layout is for bzImages (an ELF's kernel lies where it runs)");
@@ -212,4 +213,27 @@ TEST_CASE("the stats command line") {
   cl = parse({"info", "image", "--from", "dir"});
   REQUIRE_FALSE(cl.ok());
   CHECK(cl.error().message == "kpack: --from goes with stats, not info");
+}
+
+TEST_CASE("the keys command line") {
+  Result<CommandLine> cl = parse({"keys"});
+  REQUIRE(cl.ok());
+  CHECK(cl->command == Command::kKeys);
+  CHECK(cl->efivars == "/sys/firmware/efi/efivars");
+  CHECK_FALSE(cl->pem);
+
+  cl = parse({"keys", "--pem", "--efivars", "/target/efivars"});
+  REQUIRE(cl.ok());
+  CHECK(cl->efivars == "/target/efivars");
+  CHECK(cl->pem);
+
+  cl = parse({"keys", "db"});
+  REQUIRE_FALSE(cl.ok());
+  CHECK(cl.error().message == "kpack: keys takes no input file (see kpack help keys)");
+  cl = parse({"info", "image", "--pem"});
+  REQUIRE_FALSE(cl.ok());
+  CHECK(cl.error().message == "kpack: --pem goes with keys, not info");
+  cl = parse({"stats", "--efivars", "dir"});
+  REQUIRE_FALSE(cl.ok());
+  CHECK(cl.error().message == "kpack: --efivars goes with keys, not stats");
 }

@@ -33,6 +33,13 @@ constexpr char kConfig4[] =
 constexpr char kBanner[] = "Linux version 6.1.0-57-test (builder@example) (gcc 12) #1 SMP Debian 6.1.192-3\n";
 constexpr uint64_t kBannerOffset = 0x2000;  // in the first segment, at 0x1000 in the file
 constexpr uint64_t kBannerAddress = 0xFFFFFFFF81001000;
+
+// What `kpack` would warn of about `input`, read from `path`.
+std::vector<std::string> warnings_about(const std::string& path, const KernelInput& input) {
+  Context ctx{.input = path};
+  add_pack_warnings(ctx, input);
+  return ctx.warnings;
+}
 constexpr char kWarning[] =
     "warning: %s: cannot tell whether the kernel runs with 5-level paging (no symbol table, no embedded "
     "configuration, no .config or System.map beside it): packed for 4 levels; say --5level or --no-5level, or name "
@@ -147,14 +154,14 @@ TEST_CASE("5-level paging: a vmlinux without symbols, then each source, first an
   KernelInput input = load(path);
   CHECK_FALSE(input.five_level_paging);
   CHECK(input.five_level_source.empty());
-  CHECK(pack_warnings(Context{.input = path}, input).front() == warning_for(path));
+  CHECK(warnings_about(path, input).front() == warning_for(path));
   CHECK(xloadflags_of(input) == 0x2B);
   // The user says.
   input = load(path, {.five_level = true});
   CHECK(input.five_level_paging);
   CHECK(input.five_level_source == "--5level");
   CHECK(xloadflags_of(input) == 0x6B);
-  CHECK(pack_warnings(Context{.input = path}, input).front().find("5-level") == std::string::npos);
+  CHECK(warnings_about(path, input).front().find("5-level") == std::string::npos);
 
   // The embedded configuration.
   const std::string embedded = dir.write("vmlinux.ikconfig", with_ikconfig(vmlinux(), kConfig5));
@@ -271,7 +278,7 @@ void check_debian(const std::string& series) {
   CHECK(elf_defines_symbol(input.elf, "__pgtable_l5_enabled") == std::nullopt);
   CHECK(input.five_level_source.empty());
   CHECK(xloadflags_of(input) == 0x2B);
-  CHECK(pack_warnings(Context{.input = kernel.vmlinux}, input).front() == warning_for(kernel.vmlinux));
+  CHECK(warnings_about(kernel.vmlinux, input).front() == warning_for(kernel.vmlinux));
 
   // With Debian's configuration embedded as CONFIG_IKCONFIG would: the stock flags.
   Result<std::vector<uint8_t>> config = read_file(kernel.config);
