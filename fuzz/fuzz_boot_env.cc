@@ -142,7 +142,8 @@ void check_smp_readers(const boot::BootParams& params, const BootEnvironment& en
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   boot::BootParams params{};
   std::memcpy(&params, data, std::min(size, sizeof(params)));
-  SimulatedMemory memory(kLowBase, kLowSize);
+  static SimulatedMemory memory(kLowBase, kLowSize);
+  memory.reset();
   std::vector<uint8_t> low(data, data + std::min<size_t>(size, kInputSize));
   if (low.size() < sizeof(params)) low.resize(sizeof(params));
   memory.load(kParamsAddr, low);
