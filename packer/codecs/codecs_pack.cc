@@ -8,8 +8,10 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "packer/codecs/codecs.h"
 
@@ -90,6 +92,9 @@ Status append_lz4(const Context& ctx, int level, std::span<const uint8_t> region
   prefs.frameInfo.frameType = LZ4F_frame;
   prefs.frameInfo.contentSize = region.size();  // LZ4F reads 0 as "unknown": an empty region has no size field
   prefs.compressionLevel = level;               // LZ4F switches to the HC compressor from level 3 on
+  // autoFlush compresses straight from the region, blocks cut where they would be anyway, instead
+  // of copying it through a block-sized buffer that LZ4F would calloc (4 MiB) for every frame.
+  prefs.autoFlush = 1;
 
   LZ4F_cctx* raw_ctx = nullptr;
   if (LZ4F_isError(LZ4F_createCompressionContext(&raw_ctx, LZ4F_VERSION)))
@@ -97,21 +102,23 @@ Status append_lz4(const Context& ctx, int level, std::span<const uint8_t> region
   std::unique_ptr<LZ4F_cctx, decltype(&LZ4F_freeCompressionContext)> cctx(raw_ctx, &LZ4F_freeCompressionContext);
 
   // The streaming API keeps the 4 MiB block size; LZ4F_compressFrame would shrink it to fit
-  // small inputs, and the stub relies on one fixed block size. Its bound is then at least a block:
-  // the frame goes to a buffer that is never zeroed (most of it is never touched), then to `out`.
-  const size_t bound = LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(region.size(), &prefs);
-  std::unique_ptr<uint8_t[]> frame(new uint8_t[bound]);
-  size_t pos = 0;
+  // small inputs, and the stub relies on one fixed block size.
+  const size_t start = out.size();
+  out.resize(start + LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(region.size(), &prefs));
+  size_t pos = start;
   auto check = [&](size_t ret) -> bool {
     if (LZ4F_isError(ret)) return false;
     pos += ret;
     return true;
   };
-  if (!check(LZ4F_compressBegin(cctx.get(), frame.get() + pos, bound - pos, &prefs)) ||
-      !check(LZ4F_compressUpdate(cctx.get(), frame.get() + pos, bound - pos, region.data(), region.size(), nullptr)) ||
-      !check(LZ4F_compressEnd(cctx.get(), frame.get() + pos, bound - pos, nullptr)))
+  if (!check(LZ4F_compressBegin(cctx.get(), out.data() + pos, out.size() - pos, &prefs)) ||
+      !check(
+          LZ4F_compressUpdate(cctx.get(), out.data() + pos, out.size() - pos, region.data(), region.size(), nullptr)) ||
+      !check(LZ4F_compressEnd(cctx.get(), out.data() + pos, out.size() - pos, nullptr))) {
+    out.resize(start);
     return ctx.about_output("lz4 compression failed");
-  out.insert(out.end(), frame.get(), frame.get() + pos);
+  }
+  out.resize(pos);
   return Ok{};
 }
 
@@ -141,6 +148,70 @@ Status append_zstd(const Context& ctx, int level, unsigned threads, std::span<co
   return Ok{};
 }
 
+// liblzma allocates its encoder afresh for every frame: a few hundred KiB of tables even at
+// level 1. Mapping, zeroing and faulting in those pages cost more than compressing a small frame
+// (fuzz_pack spent 62 % of its time there under ASan), so each thread keeps the blocks its last
+// frames freed and hands them out again. Blocks are kept only up to kKeptBytes: the big
+// dictionaries of high levels go back to the system as before.
+class ReusedBlocks {
+ public:
+  ReusedBlocks() { kept_.reserve(kMaxKept); }
+  ReusedBlocks(const ReusedBlocks&) = delete;
+  ReusedBlocks& operator=(const ReusedBlocks&) = delete;
+  ~ReusedBlocks() {
+    for (Block block : kept_) std::free(block.start);
+  }
+  static lzma_allocator& allocator() {
+    thread_local ReusedBlocks blocks;
+    thread_local lzma_allocator allocator{&ReusedBlocks::alloc, &ReusedBlocks::release, &blocks};
+    return allocator;
+  }
+
+ private:
+  // Each block starts with its size, so that `release`, which liblzma gives only the pointer,
+  // can keep it for a later request of that size.
+  struct Block {
+    void* start;
+    size_t size;
+  };
+  static constexpr size_t kHeader = alignof(std::max_align_t), kKeptBytes = 64 << 20, kMaxKept = 32;
+
+  static void* alloc(void* opaque, size_t count, size_t size) {
+    if (size != 0 && count > (std::numeric_limits<size_t>::max() - kHeader) / size) return nullptr;
+    return static_cast<ReusedBlocks*>(opaque)->take(count * size);
+  }
+  static void release(void* opaque, void* ptr) {
+    if (ptr) static_cast<ReusedBlocks*>(opaque)->keep(static_cast<uint8_t*>(ptr) - kHeader);
+  }
+  // The smallest kept block that fits, unless it is more than twice the request.
+  void* take(size_t size) {
+    auto best = kept_.end();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->size >= size && it->size / 2 <= size && (best == kept_.end() || it->size < best->size)) best = it;
+    void* start = nullptr;
+    if (best != kept_.end()) {
+      start = best->start;
+      kept_bytes_ -= best->size;
+      kept_.erase(best);
+    } else {
+      start = std::malloc(kHeader + size);
+      if (!start) return nullptr;
+      *static_cast<size_t*>(start) = size;
+    }
+    return static_cast<uint8_t*>(start) + kHeader;
+  }
+  void keep(void* start) {
+    const size_t size = *static_cast<size_t*>(start);
+    // No allocation here: liblzma calls this from C, where an exception must not pass.
+    if (kept_bytes_ + size > kKeptBytes || kept_.size() == kMaxKept) return std::free(start);
+    kept_.push_back({start, size});
+    kept_bytes_ += size;
+  }
+
+  std::vector<Block> kept_;
+  size_t kept_bytes_ = 0;
+};
+
 // One .xz stream (xz decodes the payload), CRC32 checked as in stock images: LZMA2, behind a
 // filter that suits the region's content (see Content).
 Status append_xz(const Context& ctx, const CompressOptions& options, int level, std::span<const uint8_t> region,
@@ -160,8 +231,9 @@ Status append_xz(const Context& ctx, const CompressOptions& options, int level, 
   const size_t start = out.size();
   out.resize(start + lzma_stream_buffer_bound(region.size()));
   size_t pos = start;
-  lzma_ret ret = lzma_stream_buffer_encode(const_cast<lzma_filter*>(chain), LZMA_CHECK_CRC32, nullptr, region.data(),
-                                           region.size(), out.data(), &pos, out.size());
+  lzma_ret ret =
+      lzma_stream_buffer_encode(const_cast<lzma_filter*>(chain), LZMA_CHECK_CRC32, &ReusedBlocks::allocator(),
+                                region.data(), region.size(), out.data(), &pos, out.size());
   if (ret != LZMA_OK) {
     out.resize(start);
     if (ret == LZMA_MEM_ERROR) throw std::bad_alloc();
