@@ -15,13 +15,21 @@ step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }
 
 # vm_start NAME: one QEMU process on the disk and boot NAME's step disk; the console goes to
 # NAME.console.log ($console), the agent's port to NAME.agent.log ($log). No -no-reboot: a guest
-# reset reboots in the same process, as a machine would. Sets $vm_pid.
+# reset reboots in the same process, as a machine would. Sets $vm_pid. With $console_keys set, the
+# console is also a socket, $work/console.sock, for keys typed at it (tests/debian/serial_keys.py).
 vm_start() {
     console=$work/$1.console.log log=$work/$1.agent.log
     : > "$console"
     : > "$log"
-    qemu_machine "file:$console" --memory 1024 --reboot
-    "${qemu_cmd[@]}" "${firmware[@]}" -serial "file:$log" \
+    local typed=()
+    if [[ -n ${console_keys:-} ]]; then
+        rm -f "$work/console.sock"
+        qemu_machine "chardev:console" --memory 1024 --reboot
+        typed=(-chardev "socket,id=console,path=$work/console.sock,server=on,wait=off,logfile=$console")
+    else
+        qemu_machine "file:$console" --memory 1024 --reboot
+    fi
+    "${qemu_cmd[@]}" "${typed[@]}" "${firmware[@]}" -serial "file:$log" \
         -drive "file=$work/disk.img,format=raw,if=virtio" \
         -drive "file=$work/$1.tar,format=raw,if=virtio,readonly=on" 2> "$console.qemu-stderr" &
     vm_pid=$!
@@ -46,6 +54,23 @@ boot() {
     tar -cf "$work/$name.tar" -C "$work/$name.step" .
     vm_start "$name"
     vm_wait "${2:-900}"
+    say "boot $name: $((EPOCHSECONDS - start)) s"
+}
+
+# boot_typing NAME ACTION...: boot NAME while someone types at its console what ACTIONs say
+# (tests/debian/serial_keys.py: wait for text, type keys), within 600 s; then wait for the power-off.
+boot_typing() {
+    local name=$1 start=$EPOCHSECONDS
+    shift
+    tar -cf "$work/$name.tar" -C "$work/$name.step" .
+    vm_start "$name"
+    if ! "$here/serial_keys.py" "$work/console.sock" 600 "$@" > "$work/$name.keys.log" 2>&1; then
+        kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
+        cat "$work/$name.keys.log" >&2
+        fail "$name: the console did not show what was to be typed at"
+    fi
+    say "boot $name: typed at the console: $(grep -c ' done$' "$work/$name.keys.log") actions"
+    vm_wait 900
     say "boot $name: $((EPOCHSECONDS - start)) s"
 }
 
@@ -103,7 +128,7 @@ expect_boot() {
     report
     [[ $booted == "KPACK-TEST: booted version=$1 record=$2" ]] \
         || fail "$(basename "$log"): expected kernel $1 with the run report $2, got '${booted#KPACK-TEST: }'"
-    if [[ $loader == grub ]]; then
+    if [[ $loader != systemd-boot ]]; then
         [[ " $cmdline " == *" BOOT_IMAGE=$3 "* ]] || fail "$(basename "$log"): GRUB did not boot $3: ${cmdline#KPACK-TEST: }"
     else
         expect_output "^selected: $3\$"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make-image.sh [--key] [--suite SUITE] bios|uefi — a small Debian system on a disk image that boots
+# make-image.sh [--key] [--suite SUITE] bios|uefi|secure — a small Debian system on a disk image that boots
 # through its own boot loader, for tests/debian/run.sh: Debian 12 (bookworm) unless SUITE names
 # another release (trixie: Debian 13). Prints the directory that holds it:
 #
@@ -10,7 +10,13 @@
 #              systemd-boot as the removable-media loader EFI/BOOT/BOOTX64.EFI and one loader
 #              entry in the layout kernel-install uses (ENTRY-TOKEN/VERSION/linux, initrd), then
 #              the ext4 root; systemd-boot's package is installed, /etc/kernel/install.conf says
-#              layout=bls (`bootctl install` is for the first boot, with the ESP mounted)
+#              layout=bls (`bootctl install` is for the first boot, with the ESP mounted).
+#              secure: the same GPT disk for Secure Boot the way Debian boots it: Debian's signed
+#              shim as EFI/BOOT/BOOTX64.EFI, beside it Debian's signed GRUB and MokManager (what
+#              the firmware finds on a disk it has no boot entry for), and EFI/debian/grub.cfg as
+#              grub-install writes it (find the root, read its /boot/grub/grub.cfg); a first
+#              /boot/grub/grub.cfg; shim-signed, grub-efi-amd64-signed, mokutil, efibootmgr and
+#              sbsigntool installed (`grub-install --uefi-secure-boot` is for the first boot)
 #   image.env  VARIANT, KERNEL_VERSION (what linux-image-cloud-amd64 installed), ROOT_UUID,
 #              MACHINE_ID, BUILD_SECONDS, SIZE_BYTES (data in disk.img), PACKAGES
 #
@@ -36,7 +42,8 @@ set -euo pipefail
 print_key= suite=bookworm
 [[ ${1:-} == --key ]] && { print_key=1; shift; }
 [[ ${1:-} == --suite && $# -ge 2 ]] && { suite=$2; shift 2; }
-[[ $# -eq 1 && ( $1 == bios || $1 == uefi ) ]] || { echo "usage: $0 [--key] [--suite SUITE] bios|uefi" >&2; exit 2; }
+[[ $# -eq 1 && ( $1 == bios || $1 == uefi || $1 == secure ) ]] \
+    || { echo "usage: $0 [--key] [--suite SUITE] bios|uefi|secure" >&2; exit 2; }
 variant=$1
 cache=${KPACK_CACHE:-$HOME/.cache/kpack}/debian-image
 say() { echo "make-image ($variant): $*" >&2; }
@@ -46,11 +53,14 @@ packages=(systemd-sysv udev kmod e2fsprogs initramfs-tools linux-image-cloud-amd
 case $variant in
     bios) packages+=(grub-pc-bin grub2-common) layout=1 ;;
     uefi) packages+=(systemd-boot systemd-boot-efi dosfstools) layout=1 ;;
+    secure) packages+=(shim-signed grub-efi-amd64-signed grub-efi-amd64-bin grub2-common mokutil efibootmgr
+                       dosfstools sbsigntool openssl) layout=1 ;;
 esac
 # Fixed identities: the key must not depend on a random draw, and the tests read them back.
-root_uuid=6b70616b-0000-4000-8000-0000000000$([[ $variant == bios ]] && echo 01 || echo 02)
+number=$(case $variant in bios) echo 1 ;; uefi) echo 2 ;; secure) echo 3 ;; esac)
+root_uuid=6b70616b-0000-4000-8000-0000000000$(printf %02d "$number")
 esp_id=6B70AC01
-machine_id=6b70616b6465626961$([[ $variant == bios ]] && echo 6e00000001 || echo 6e00000002)
+machine_id=6b70616b64656269616e0000000$number
 
 # This machine's Debian archive entries, one-line form, as apt resolved them (third-party sources
 # are left out: the image is Debian's, and CI may not reach them); for another release, its main
@@ -129,7 +139,12 @@ install -m 0644 "\$files/kpack-test-agent.service" "\$root/etc/systemd/system/kp
 mkdir -p "\$root/etc/systemd/system/default.target.wants"
 ln -sf ../kpack-test-agent.service "\$root/etc/systemd/system/default.target.wants/kpack-test-agent.service"
 EOF
-if [[ $variant == bios ]]; then
+if [[ $variant != bios ]]; then
+    cat >> "$files/customize.sh" <<EOF
+printf 'UUID=%s /boot/efi vfat umask=0077 0 2\n' $(echo $esp_id | sed 's/\(....\)\(....\)/\1-\2/') >> "\$root/etc/fstab"
+EOF
+fi
+if [[ $variant != uefi ]]; then
     cat >> "$files/customize.sh" <<EOF
 # GRUB as grub-pc would leave it (its postinst copies this file; grub-install copies the modules),
 # on the serial console, with no timeout to wait out.
@@ -140,7 +155,7 @@ sed -e 's/^GRUB_TIMEOUT=.*/GRUB_TIMEOUT=0/' \\
 printf '%s\n' 'GRUB_TERMINAL=serial' 'GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"' \\
     'GRUB_DISABLE_OS_PROBER=true' >> "\$root/etc/default/grub"
 mkdir -p "\$root/boot/grub"
-cp -r "\$root/usr/lib/grub/i386-pc" "\$root/boot/grub/"
+$([[ $variant == bios ]] && echo 'cp -r "$root/usr/lib/grub/i386-pc" "$root/boot/grub/"')
 grub-editenv "\$root/boot/grub/grubenv" create
 # The first boot's menu, until update-grub writes the real one.
 cat > "\$root/boot/grub/grub.cfg" <<CFG
@@ -154,9 +169,9 @@ menuentry 'Debian GNU/Linux (first boot)' {
 }
 CFG
 EOF
-else
+fi
+if [[ $variant == uefi ]]; then
     cat >> "$files/customize.sh" <<EOF
-printf 'UUID=%s /boot/efi vfat umask=0077 0 2\n' $(echo $esp_id | sed 's/\(....\)\(....\)/\1-\2/') >> "\$root/etc/fstab"
 # kernel-install: entries in the Boot Loader Specification's layout, this command line.
 echo layout=bls > "\$root/etc/kernel/install.conf"
 echo "root=UUID=$root_uuid ro console=ttyS0,115200" > "\$root/etc/kernel/cmdline"
@@ -179,6 +194,22 @@ linux      /$machine_id/\$version/linux
 initrd     /$machine_id/\$version/initrd.img-\$version
 ENTRY
 EOF
+elif [[ $variant == secure ]]; then
+    cat >> "$files/customize.sh" <<EOF
+# The ESP as Debian's installer leaves a removable disk: shim where the firmware looks, GRUB and
+# MokManager beside it (shim starts them from its own directory), and the small grub.cfg that
+# grub-install puts beside its signed GRUB, whose built-in prefix is /EFI/debian.
+esp=\$root/boot/efi
+mkdir -p "\$esp/EFI/BOOT" "\$esp/EFI/debian"
+cp "\$root/usr/lib/shim/shimx64.efi.signed" "\$esp/EFI/BOOT/BOOTX64.EFI"
+cp "\$root/usr/lib/shim/mmx64.efi.signed" "\$esp/EFI/BOOT/mmx64.efi"
+cp "\$root/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed" "\$esp/EFI/BOOT/grubx64.efi"
+cat > "\$esp/EFI/debian/grub.cfg" <<CFG
+search.fs_uuid $root_uuid root
+set prefix=(\\\$root)'/boot/grub'
+configfile \\\$prefix/grub.cfg
+CFG
+EOF
 fi
 chmod +x "$files/customize.sh"
 
@@ -197,6 +228,7 @@ fi
 
 tools=(mmdebstrap mke2fs sfdisk)
 [[ $variant == bios ]] && tools+=(grub-mkimage grub-editenv) || tools+=(mkfs.vfat mcopy)
+[[ $variant == secure ]] && tools+=(grub-editenv)
 for tool in "${tools[@]}"; do
     command -v "$tool" > /dev/null || die "$tool is not installed (scripts/install-deps.sh)"
 done

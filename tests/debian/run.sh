@@ -7,7 +7,9 @@
 #   LOADER    grub: the bios image (GRUB in its MBR, SeaBIOS), update-grub, GRUB's trial entry
 #             (tests/debian/grub.sh); systemd-boot: the uefi image under OVMF (its variables kept
 #             across boots as NVRAM is), kernel-install with /etc/kernel/tries, boot counting and
-#             systemd-bless-boot (tests/debian/systemd-boot.sh)
+#             systemd-bless-boot (tests/debian/systemd-boot.sh); shim: the secure image under
+#             OVMF with Microsoft's keys and Secure Boot enforced, Debian's signed shim and GRUB,
+#             the signing key enrolled through mokutil and MokManager (tests/debian/shim.sh)
 #   SEQUENCE  trial: 0 kpack installed and the hook on; 1 the trial boot of the packed kernel
 #             reaches userspace and `kpack stats` shows the record; 2 the next boot is packed by
 #             default, and one byte of its payload is damaged; 3 that image's trial fails in the
@@ -16,6 +18,13 @@
 #             6.12; on Debian 13 the newest of trixie-backports, in the packaging of 6.19 and later:
 #             linux-binary, linux-run-hooks) packs it and arms its trial; 5 its trial boot passes, and `apt-get purge kpack` puts every stock
 #             kernel back; 6 the machine boots stock
+#             enrol (shim only): 0 grub-install --uefi-secure-boot, kpack installed: the hook
+#             refuses the key the machine does not trust and keeps the stock kernel; mokutil
+#             --import; 1 MokManager enrols the key, typed at the console; the hook packs and
+#             signs; 2 the packed kernel's trial boot, through shim, with the kernel locked down
+#             untrusted (shim only): 0 as enrol's, but no enrolment and KPACK_SIGN_UNTRUSTED=yes:
+#             packed, signed, on trial; 1 shim refuses the image, GRUB falls back to the stock
+#             kernel unattended, the trial is failed
 #             kdump (grub only): 0 as above, with Debian's kdump-tools installed; 1 the packed
 #             kernel's trial boot loads it as the crash kernel and crashes; the crash kernel (the
 #             kpack image, kexec'd into crashkernel=384M-:128M) saves the dump and resets; the
@@ -29,16 +38,19 @@
 # `full` the 6.12 kernel package (boot.fetch.6.12).
 set -euo pipefail
 
-usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR [SUITE], or grub kdump BUILD_DIR DEB_DIR"
+usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR [SUITE], grub kdump BUILD_DIR DEB_DIR, or shim enrol|untrusted BUILD_DIR DEB_DIR [SUITE]"
 [[ $# -eq 4 || $# -eq 5 ]] || { echo "$usage" >&2; exit 2; }
 loader=$1 sequence=$2 build=$(realpath "$3") deb_dir=$(realpath "$4") suite=${5:-bookworm}
 case $loader in
     grub) variant=bios ;;
     systemd-boot) variant=uefi ;;
+    shim) variant=secure ;;
     *) echo "$usage" >&2; exit 2 ;;
 esac
-[[ $sequence == trial || $sequence == full || ( $sequence == kdump && $loader == grub ) ]] \
-    || { echo "$usage" >&2; exit 2; }
+case $loader/$sequence in
+    grub/trial | grub/full | grub/kdump | systemd-boot/trial | systemd-boot/full | shim/enrol | shim/untrusted) ;;
+    *) echo "$usage" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fail() { echo "run.sh ($loader $sequence $suite): FAIL: $*" >&2; exit 1; }
 say() { echo "run.sh ($loader $sequence $suite): $*"; }
@@ -67,6 +79,13 @@ if [[ $loader == systemd-boot ]]; then
     # OVMF with a variable store of this run's own, kept across its boots as NVRAM is.
     cp /usr/share/OVMF/OVMF_VARS_4M.fd "$work/OVMF_VARS.fd"
     firmware=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd"
+              -drive "if=pflash,format=raw,unit=1,file=$work/OVMF_VARS.fd")
+elif [[ $loader == shim ]]; then
+    # OVMF as a machine is sold: Microsoft's keys enrolled, Secure Boot on, its variables writable
+    # only from SMM (so the OS cannot change them behind the firmware's back).
+    cp /usr/share/OVMF/OVMF_VARS_4M.ms.fd "$work/OVMF_VARS.fd"
+    firmware=(-machine q35,smm=on -global driver=cfi.pflash01,property=secure,value=on
+              -drive "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.ms.fd"
               -drive "if=pflash,format=raw,unit=1,file=$work/OVMF_VARS.fd")
 fi
 

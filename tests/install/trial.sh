@@ -127,6 +127,8 @@ export GRUB_TERMINAL_INPUT=serial GRUB_TERMINAL_OUTPUT=serial GRUB_DISABLE_RECOV
     [ ! -x "$stage/etc/grub.d/11_kpack" ] || sh "$stage/etc/grub.d/11_kpack"
 } > "$work/grub.cfg.new" 2> "$work/update-grub.log"
 sed "s#$rel/#/boot/#g" "$work/grub.cfg.new" > "$grubcfg"
+# What GRUB would refuse to parse (the trial entry's if/else among it) fails here.
+grub-script-check "$grubcfg"
 EOF
 chmod +x "$work/update-grub"
 "$work/update-grub"
@@ -145,13 +147,26 @@ entries() {
             submenu[depth] = ($1 == "submenu"); linux[depth] = ""
             next
         }
-        depth > 0 && /^[ \t]*linux[ \t]/ { sub(/^[ \t]*linux[ \t]+/, ""); linux[depth] = $0 }
+        # The first linux line: a trial entry has a second one, the stock kernel GRUB loads when
+        # it cannot load the packed one (trial_fallback).
+        depth > 0 && linux[depth] == "" && /^[ \t]*(if[ \t]+)?linux[ \t]/ {
+            sub(/^[ \t]*(if[ \t]+)?linux[ \t]+/, ""); sub(/; then$/, ""); linux[depth] = $0
+        }
         depth > 0 && /^[ \t]*}[ \t]*$/ {
             n = ""; i = ""; t = ""
             for (d = 1; d <= depth; d++) { sep = (d > 1 ? ">" : ""); n = n sep index_at[d]; i = i sep id[d]; t = t sep title[d] }
             print n "\t" i "\t" t "\t" linux[depth]
             depth--
         }' "$grubcfg"
+}
+# trial_fallback VERSION: the linux line of VERSION's trial entry that GRUB runs when it cannot
+# load the packed image (its else branch).
+trial_fallback() {
+    awk -v id="'kpack-trial-$1'" '
+        index($0, id) { inside = 1 }
+        inside && /^[ \t]*else[ \t]*$/ { branch = 1; next }
+        inside && branch && /^[ \t]*linux[ \t]/ { sub(/^[ \t]*linux[ \t]+/, ""); print; exit }
+        inside && /^[ \t]*}[ \t]*$/ { exit }' "$grubcfg"
 }
 env_value() { grub-editenv "$grubenv" list 2>/dev/null | sed -n "s/^$1=//p"; }
 
@@ -192,10 +207,9 @@ fallback_boot() {
     local fallback
     fallback=$(sed -n 's/^set fallback=//p' "$grubcfg")
     [[ -n $fallback ]] || fail "grub.cfg sets no fallback"
-    # The fallback entry is a submenu: GRUB enters it with the rest of the default (next_entry's
-    # for the trial) as its default.
-    local default next; next=$(env_value next_entry); default=${next:-$(grub_default)}
-    [[ $default == *">"* ]] && fallback="$fallback>${default#*>}"
+    # GRUB runs the fallback as a top-level entry: a submenu there would boot nothing.
+    [[ $fallback != *">"* ]] && awk -F'\t' -v id="$fallback" '$2 == id && $4 != "" { found = 1 } END { exit !found }' <<< "$(entries)" \
+        || fail "fallback '$fallback' is not a top-level entry that boots a kernel"
     resolve "$fallback"
 }
 
@@ -268,6 +282,8 @@ grep -q '^   set default="${saved_entry}"$' "$grubcfg" || fail "kpack.cfg did no
 [[ $(env_value next_entry) == "kpack-trial>kpack-trial-$version" ]] || fail "next_entry is '$(env_value next_entry)'"
 [[ $(env_value saved_entry) == "kpack-stock>kpack-stock-$version" ]] || fail "saved_entry is '$(env_value saved_entry)'"
 expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$version" packed panic=5 kpack.trial console=ttyS0
+expect_linux "the trial entry, when GRUB cannot load the packed image" "$(trial_fallback "$version")" \
+    "$(stock_v "$version")" stock console=ttyS0
 expect_linux "the boot after" "$(boot_after)" "$(stock_v "$version")" stock console=ttyS0
 expect_linux "the fallback" "$(fallback_boot)" "$(stock_v "$version")" stock
 stock_entry
