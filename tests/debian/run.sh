@@ -23,8 +23,8 @@
 #             --import; 1 MokManager enrols the key, typed at the console; the hook packs and
 #             signs; 2 the packed kernel's trial boot, through shim, with the kernel locked down
 #             untrusted (shim only): 0 as enrol's, but no enrolment and KPACK_SIGN_UNTRUSTED=yes:
-#             packed, signed, on trial; 1 shim refuses the image, GRUB falls back to the stock
-#             kernel unattended, the trial is failed
+#             packed, signed, on trial; 1 shim refuses the image, the trial entry boots the
+#             stock kernel instead, unattended, the trial is failed
 #             kdump (grub only): 0 as above, with Debian's kdump-tools installed; 1 the packed
 #             kernel's trial boot loads it as the crash kernel and crashes; the crash kernel (the
 #             kpack image, kexec'd into crashkernel=384M-:128M) saves the dump and resets; the
