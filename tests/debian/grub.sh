@@ -26,7 +26,11 @@ expect_output "^unit: enabled$"
 expect_output "^status: $version_re: kpack image \\(stock in $stock/vmlinuz-$version_re\\); trial: pending; next boot: packed, on trial; default: stock$"
 expect_output "^grubenv: next_entry=kpack-trial>kpack-trial-$version_re$"
 expect_output "^grubenv: saved_entry=kpack-stock>kpack-stock-$version_re$"
-[[ $sequence == kdump ]] && { kdump_sequence; return 0; }
+if [[ $sequence == kdump ]]; then
+    kdump_installed
+    kdump_crash 1-kdump "" ""
+    return 0
+fi
 
 # ---- 1: the trial boot ----------------------------------------------------------------------------
 

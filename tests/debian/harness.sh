@@ -13,7 +13,8 @@ source "$here/../lib/qemu.sh"
 # step_dir NAME: a directory for the files and step.sh of boot NAME; the caller writes step.sh.
 step_dir() { mkdir -p "$work/$1.step"; echo "$work/$1.step"; }
 
-# vm_start NAME: one QEMU process on the disk and boot NAME's step disk; the console goes to
+# vm_start NAME: one QEMU process on the disk and boot NAME's step disk (NAME.step packed into a
+# tar archive); the console goes to
 # NAME.console.log ($console), the agent's port to NAME.agent.log ($log). No -no-reboot: a guest
 # reset reboots in the same process, as a machine would. Sets $vm_pid. With $console_keys set, the
 # console is also a socket, $work/console.sock, for keys typed at it (tests/debian/serial_keys.py).
@@ -21,14 +22,14 @@ vm_start() {
     console=$work/$1.console.log log=$work/$1.agent.log
     : > "$console"
     : > "$log"
-    local typed=()
+    tar -cf "$work/$1.tar" -C "$work/$1.step" .
+    local output="file:$console" typed=()
     if [[ -n ${console_keys:-} ]]; then
         rm -f "$work/console.sock"
-        qemu_machine "chardev:console" --memory 1024 --reboot
+        output=chardev:console
         typed=(-chardev "socket,id=console,path=$work/console.sock,server=on,wait=off,logfile=$console")
-    else
-        qemu_machine "file:$console" --memory 1024 --reboot
     fi
+    qemu_machine "$output" --memory 1024 --reboot
     "${qemu_cmd[@]}" "${typed[@]}" "${firmware[@]}" -serial "file:$log" \
         -drive "file=$work/disk.img,format=raw,if=virtio" \
         -drive "file=$work/$1.tar,format=raw,if=virtio,readonly=on" 2> "$console.qemu-stderr" &
@@ -48,10 +49,9 @@ vm_wait() {
     wait "$vm_pid" || fail "$(basename "$console"): QEMU failed: $(cat "$console.qemu-stderr")"
 }
 
-# boot NAME [SECONDS]: pack NAME.step into a tar disk, boot, wait for the power-off (900 s at most).
+# boot NAME [SECONDS]: boot NAME, wait for the power-off (900 s at most).
 boot() {
     local name=$1 start=$EPOCHSECONDS
-    tar -cf "$work/$name.tar" -C "$work/$name.step" .
     vm_start "$name"
     vm_wait "${2:-900}"
     say "boot $name: $((EPOCHSECONDS - start)) s"
@@ -62,7 +62,6 @@ boot() {
 boot_typing() {
     local name=$1 start=$EPOCHSECONDS
     shift
-    tar -cf "$work/$name.tar" -C "$work/$name.step" .
     vm_start "$name"
     if ! "$here/serial_keys.py" "$work/console.sock" 600 "$@" > "$work/$name.keys.log" 2>&1; then
         kill "$vm_pid"; wait "$vm_pid" 2> /dev/null || true
@@ -80,7 +79,6 @@ boot_typing() {
 # again, as someone would. Says which, and waits for the power-off of the boot after.
 boot_failing() {
     local name=$1 start=$EPOCHSECONDS how= error_at= stub_error
-    tar -cf "$work/$name.tar" -C "$work/$name.step" .
     vm_start "$name"
     while kill -0 "$vm_pid" 2> /dev/null; do
         (( EPOCHSECONDS - start < 600 )) || { kill "$vm_pid"; tail -n 30 "$console" >&2; fail "$name: neither the stub's error nor a boot within 600 s"; }

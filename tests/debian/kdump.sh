@@ -1,22 +1,38 @@
-# kdump.sh — sourced by tests/debian/run.sh for the kdump sequence on the bios image (GRUB):
-# Debian's kdump-tools with a kpack image as the crash kernel. grub.sh's step 0 installs kdump-tools
-# beside kpack (kdump_install_lines); then kdump_sequence boots the packed kernel, which loads
+# kdump.sh — sourced by tests/debian/run.sh for the kdump sequences: Debian's kdump-tools with a
+# kpack image as the crash kernel, on the bios image (GRUB, grub.sh) and on the secure image
+# (shim.sh: Secure Boot, the kernel locked down). Step 0 installs kdump-tools beside kpack
+# (kdump_install_lines, then kdump_installed); then kdump_crash boots the packed kernel, which loads
 # itself as the crash kernel into Debian's default crashkernel= reservation, and crashes it with
-# sysrq-c: the crash kernel (the same kpack image, kexec'd by kexec-tools' bzImage loader into the
-# reserved region) boots, kdump-tools saves the dump to /var/crash and resets the machine, and the
+# sysrq-c: the crash kernel (the same kpack image, kexec'd into the reserved region: by kexec-tools'
+# bzImage loader, or under lockdown by the kernel's own through kexec_file_load, which checks its
+# signature first) boots, kdump-tools saves the dump to /var/crash and resets the machine, and the
 # boot after it finds the dump.
+
+# Debian's default reservation (kdump-tools' /etc/default/grub.d/kdump-tools.cfg) and its size.
+case $suite in
+    bookworm) crash_reservation=384M-:128M ;;
+    *) crash_reservation=512M-:192M ;;
+esac
+crash_bytes=$(( $(tr -d M <<< "${crash_reservation##*:}") * 1048576 ))
 
 # kdump_install_lines DIR: puts kdump-tools, makedumpfile (which it recommends: without it the dump
 # is a copy of all of /proc/vmcore) and what they need beyond the image's packages into DIR/debs
 # (downloaded here: the guest has no network) and prints the step lines that install them.
 # What the image lacks is what apt says against the image's own dpkg status, read from its root
-# file system (the bios disk's one partition, at 1 MiB) without mounting it.
+# file system (the disk's last partition) without mounting it; from the image's suite: this
+# machine's apt for Debian 12, the suite's private lists (scripts/fetch-kernel.sh) for another.
 kdump_install_lines() {
-    local dir=$1 status=$work/image-dpkg-status
-    debugfs -R 'cat /var/lib/dpkg/status' "$work/disk.img?offset=1048576" > "$status" 2> /dev/null
+    local dir=$1 status=$work/image-dpkg-status root_sector state apt_suite=()
+    root_sector=$(sfdisk -d "$work/disk.img" | sed -n 's/.*start= *\([0-9]*\),.*/\1/p' | tail -n1)
+    debugfs -R 'cat /var/lib/dpkg/status' "$work/disk.img?offset=$((root_sector * 512))" > "$status" 2> /dev/null
     grep -q '^Package: linux-image-' "$status" || fail "$work/disk.img: no dpkg status read from its root file system"
+    if [[ $suite != bookworm ]]; then
+        state=$("$here/../../scripts/fetch-kernel.sh" --suite "$suite" --apt-state)
+        apt_suite=(-o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=-
+                   -o "Dir::State::Lists=$state/lists" -o APT::Sandbox::User=root)
+    fi
     mkdir -p "$dir/debs/partial"
-    apt-get -q -o Dir::State::status="$status" -o Dir::Cache::archives="$dir/debs" -o Debug::NoLocking=1 \
+    apt-get -q "${apt_suite[@]}" -o Dir::State::status="$status" -o Dir::Cache::archives="$dir/debs" -o Debug::NoLocking=1 \
         --download-only --no-install-recommends -y install kdump-tools makedumpfile > "$work/kdump-download.log" 2>&1 \
         || { tail -n 20 "$work/kdump-download.log" >&2; fail "apt-get could not download kdump-tools (log: $work/kdump-download.log)"; }
     rm -rf "$dir/debs/partial" "$dir/debs/lock"
@@ -47,15 +63,20 @@ grep -o 'crashkernel=[^ ]*' /boot/grub/grub.cfg | sort -u | sed 's/^/grub.cfg: /
 EOF
 }
 
-kdump_sequence() {
+# kdump_installed: what step 0's kdump lines printed.
+kdump_installed() {
     expect_output "^kdump dir: initrd\\.img-$version_re$"
     expect_output "^kdump dir: vmlinuz$"
-    expect_output "^grub.cfg: crashkernel=384M-:128M$"
+    expect_output "^grub.cfg: crashkernel=$crash_reservation$"
+}
 
-    # ---- 1: the trial boot loads the packed kernel as the crash kernel and crashes; the crash
-    # kernel saves the dump; the boot after it (packed, the trial passed) finds it --------------
-    local dir
-    dir=$(step_dir 1-kdump)
+# kdump_crash NAME TRUST MORE: boot NAME, the packed kernel's trial: kdump-tools loaded it as the
+# crash kernel; the step says so, runs the lines MORE, and crashes the kernel. The crash kernel
+# boots and saves the dump; the boot after it (packed, the trial passed) finds it. TRUST is what
+# `kpack-kernel-hook status` says of the image's signature, if anything ("signed by ...; ").
+kdump_crash() {
+    local name=$1 trust=$2 more=$3 dir crash
+    dir=$(step_dir "$name")
     cat > "$dir/step.sh" <<EOF
 if ls /var/crash/2*/dump.* > /dev/null 2>&1; then
     ls /var/crash/2*/ | sed 's/^/dump: /'
@@ -66,21 +87,21 @@ fi
 echo "crash loaded: \$(cat /sys/kernel/kexec_crash_loaded), \$(cat /sys/kernel/kexec_crash_size) bytes"
 echo "crash kernel: \$(readlink -f /var/lib/kdump/vmlinuz)"
 kdump-config status | sed 's/^/kdump: /'
+$more
 $report_step
 sync
 echo c > /proc/sysrq-trigger
 EOF
-    boot 1-kdump 1800
-    local crash
+    boot "$name" 1800
     crash=$(grep -a '^KPACK-TEST: crash kernel version=' "$log" | tail -n1 | tr -d '\r')
     [[ -n $crash ]] || { tail -n 40 "$console" >&2; fail "$(basename "$log"): no crash kernel reported (did it boot?)"; }
     say "$crash"
     [[ $crash == "KPACK-TEST: crash kernel version=$version record=present "* ]] \
         || fail "$(basename "$log"): the crash kernel was not kernel $version booted by kpack's stub: ${crash#KPACK-TEST: }"
-    expect_output "^crash loaded: 1, 134217728 bytes$"
+    expect_output "^crash loaded: 1, $crash_bytes bytes$"
     expect_output "^crash kernel: /boot/vmlinuz-$version_re$"
     expect_output "^kdump: current state *: *ready to kdump"
-    expect_output "^status: $version_re: kpack image \\(stock in $stock/vmlinuz-$version_re\\); trial: passed; default: packed$"
+    expect_output "^status: $version_re: kpack image \\(stock in $stock/vmlinuz-$version_re\\); ${trust}trial: passed; default: packed$"
     # The boot after the dump: the packed kernel, by default, and the dump it finds.
     expect_boot "$version" present "/boot/vmlinuz-$version" default
     expect_step_ok

@@ -25,10 +25,15 @@
 #             untrusted (shim only): 0 as enrol's, but no enrolment and KPACK_SIGN_UNTRUSTED=yes:
 #             packed, signed, on trial; 1 shim refuses the image, the trial entry boots the
 #             stock kernel instead, unattended, the trial is failed
-#             kdump (grub only): 0 as above, with Debian's kdump-tools installed; 1 the packed
+#             kdump (grub): 0 as above, with Debian's kdump-tools installed; 1 the packed
 #             kernel's trial boot loads it as the crash kernel and crashes; the crash kernel (the
 #             kpack image, kexec'd into crashkernel=384M-:128M) saves the dump and resets; the
 #             boot after finds the dump (tests/debian/kdump.sh)
+#             kdump (shim): enrol's 0 and 1, kdump-tools installed at 0; 2 the trial boot, locked
+#             down: kdump-tools loads the signed packed kernel with kexec_file_load, the same
+#             image unsigned is refused; the crash, the dump and the boot after as grub's
+#             revoked (shim): enrol's, and mokutil --delete at 2; 3 MokManager deletes the key,
+#             shim refuses the packed default, its entry boots stock, the trial fails
 #
 # Every assertion is on what the agent reports: the kernel version, the run report present or
 # absent, the entry the boot loader booted (BOOT_IMAGE and kpack.trial on the command line, or
@@ -38,7 +43,7 @@
 # `full` the 6.12 kernel package (boot.fetch.6.12).
 set -euo pipefail
 
-usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR [SUITE], grub kdump BUILD_DIR DEB_DIR, or shim enrol|untrusted BUILD_DIR DEB_DIR [SUITE]"
+usage="usage: $0 grub|systemd-boot trial|full BUILD_DIR DEB_DIR [SUITE], grub kdump BUILD_DIR DEB_DIR, or shim enrol|untrusted|kdump|revoked BUILD_DIR DEB_DIR [SUITE]"
 [[ $# -eq 4 || $# -eq 5 ]] || { echo "$usage" >&2; exit 2; }
 loader=$1 sequence=$2 build=$(realpath "$3") deb_dir=$(realpath "$4") suite=${5:-bookworm}
 case $loader in
@@ -48,7 +53,7 @@ case $loader in
     *) echo "$usage" >&2; exit 2 ;;
 esac
 case $loader/$sequence in
-    grub/trial | grub/full | grub/kdump | systemd-boot/trial | systemd-boot/full | shim/enrol | shim/untrusted) ;;
+    grub/trial | grub/full | grub/kdump | systemd-boot/trial | systemd-boot/full | shim/enrol | shim/untrusted | shim/kdump | shim/revoked) ;;
     *) echo "$usage" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

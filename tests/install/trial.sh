@@ -23,9 +23,12 @@
 #             the boot after and the fallback the stock kernel
 #   failed    that boot came up stock: trial failed, the stock kernel stays the default
 #   pending   `kpack-kernel-hook trial VERSION` arms it again
-#   passed    that boot came up packed with the run report: the packed kernel (10_linux's first
-#             entry) is the default; `sync` repacks the same image and keeps it passed; it keeps the
+#   passed    that boot came up packed with the run report: the packed kernel (11_kpack's packed
+#             entry, which loads the stock kernel with kpack.refused when GRUB cannot load the
+#             image) is the default; `sync` repacks the same image and keeps it passed; it keeps the
 #             older kernel stock (only the menu boots it, where nothing would catch a failure)
+#   refused   a boot with kpack.refused (GRUB could not load the packed default): the trial fails
+#             and the stock kernel is the default; tried again, passed again
 #   older     `kpack-kernel-hook trial OLD` packs the older kernel and arms its trial; that boot
 #             passes it, and `sync` keeps it packed
 #   pending   a newer kernel installed: packed and on trial, its stock kernel the default
@@ -148,7 +151,7 @@ entries() {
             next
         }
         # The first linux line: a trial entry has a second one, the stock kernel GRUB loads when
-        # it cannot load the packed one (trial_fallback).
+        # it cannot load the packed one (refused_boot).
         depth > 0 && linux[depth] == "" && /^[ \t]*(if[ \t]+)?linux[ \t]/ {
             sub(/^[ \t]*(if[ \t]+)?linux[ \t]+/, ""); sub(/; then$/, ""); linux[depth] = $0
         }
@@ -159,10 +162,10 @@ entries() {
             depth--
         }' "$grubcfg"
 }
-# trial_fallback VERSION: the linux line of VERSION's trial entry that GRUB runs when it cannot
-# load the packed image (its else branch).
-trial_fallback() {
-    awk -v id="'kpack-trial-$1'" '
+# refused_boot KIND VERSION: the linux line of VERSION's KIND (trial or packed) entry that GRUB
+# runs when it cannot load the packed image (its else branch).
+refused_boot() {
+    awk -v id="'kpack-$1-$2'" '
         index($0, id) { inside = 1 }
         inside && /^[ \t]*else[ \t]*$/ { branch = 1; next }
         inside && branch && /^[ \t]*linux[ \t]/ { sub(/^[ \t]*linux[ \t]+/, ""); print; exit }
@@ -246,7 +249,8 @@ expect_status() {
     local line; line=$(status_of "$1")
     [[ $line == "$2" ]] || fail "status: '$line', expected '$2'"
 }
-# play_boot VERSION packed|stock: GRUB read its menu (next_entry cleared) and booted VERSION.
+# play_boot VERSION packed|stock [CMDLINE]: GRUB read its menu (next_entry cleared) and booted
+# VERSION with that command line.
 play_boot() {
     grub-editenv "$grubenv" unset next_entry
     mkdir -p "$work/setup_data-$2"
@@ -257,7 +261,8 @@ play_boot() {
         { printf 'kpackRUN\x01\x00\x00\x00\x30\x01\x00\x00'; head -c 288 /dev/zero; } > "$work/setup_data-packed/1/data"
         "$KPACK_BIN" stats --from "$work/setup_data-packed" > /dev/null || fail "kpack stats does not read the test's run report"
     fi
-    KPACK_BOOTED=$1 KPACK_SETUP_DATA=$work/setup_data-$2 "$hook" boot 2>&1 | tee "$work/boot.log"
+    KPACK_BOOTED=$1 KPACK_SETUP_DATA=$work/setup_data-$2 KPACK_CMDLINE=${3:-root=/dev/vda1 ro} "$hook" boot 2>&1 \
+        | tee "$work/boot.log"
 }
 stock_v() { echo "/boot/kpack/stock/vmlinuz-$1"; }
 none_of_kpack() {
@@ -282,8 +287,8 @@ grep -q '^   set default="${saved_entry}"$' "$grubcfg" || fail "kpack.cfg did no
 [[ $(env_value next_entry) == "kpack-trial>kpack-trial-$version" ]] || fail "next_entry is '$(env_value next_entry)'"
 [[ $(env_value saved_entry) == "kpack-stock>kpack-stock-$version" ]] || fail "saved_entry is '$(env_value saved_entry)'"
 expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$version" packed panic=5 kpack.trial console=ttyS0
-expect_linux "the trial entry, when GRUB cannot load the packed image" "$(trial_fallback "$version")" \
-    "$(stock_v "$version")" stock console=ttyS0
+expect_linux "the trial entry, when GRUB cannot load the packed image" "$(refused_boot trial "$version")" \
+    "$(stock_v "$version")" stock console=ttyS0 kpack.refused
 expect_linux "the boot after" "$(boot_after)" "$(stock_v "$version")" stock console=ttyS0
 expect_linux "the fallback" "$(fallback_boot)" "$(stock_v "$version")" stock
 stock_entry
@@ -312,11 +317,23 @@ stock_entry
 step "passed: the trial boot reached userspace through kpack"
 play_boot "$version" packed
 grep -q "^kpack-kernel-hook: $version: trial boot passed" "$work/boot.log" || fail "the boot check did not pass the trial"
-[[ -z $(env_value saved_entry) ]] || fail "saved_entry is still '$(env_value saved_entry)'"
+[[ $(env_value saved_entry) == "kpack-packed>kpack-packed-$version" ]] || fail "saved_entry is '$(env_value saved_entry)'"
 expect_linux "the next boot" "$(next_boot)" "/boot/vmlinuz-$version" packed console=ttyS0
 [[ " $(next_boot) " != *" panic=5 "* ]] || fail "the default entry has the trial's panic=5"
+expect_linux "the packed entry, when GRUB cannot load the packed image" "$(refused_boot packed "$version")" \
+    "$(stock_v "$version")" stock console=ttyS0 kpack.refused
 expect_linux "the fallback" "$(fallback_boot)" "$(stock_v "$version")" stock
 stock_entry
+expect_status "$version" "$version: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$version); trial: passed; default: packed"
+
+step "refused: GRUB could not load the packed default (shim refused it) and booted stock with kpack.refused"
+play_boot "$version" stock "BOOT_IMAGE=$(stock_v "$version") root=/dev/vda1 ro console=ttyS0 kpack.refused"
+grep -q "^kpack-kernel-hook: $version: GRUB could not load the packed kernel .*: the stock kernel is the default now" "$work/boot.log" \
+    || fail "the boot check did not fail the refused image's trial"
+expect_linux "the next boot" "$(next_boot)" "$(stock_v "$version")" stock
+expect_status "$version" "$version: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$version); trial: failed; default: stock"
+"$hook" trial "$version" > /dev/null
+play_boot "$version" packed
 expect_status "$version" "$version: kpack image (stock in $stage/boot/kpack/stock/vmlinuz-$version); trial: passed; default: packed"
 
 step "older, stock: sync keeps the older kernel stock (no trial could catch it); the same image keeps its passed trial"
