@@ -100,7 +100,7 @@ apt-get purge -y kpack
 $(verify_kernels_lines "$version" "$version2")
 [ -e /boot/kpack ] || echo "gone: /boot/kpack"
 grep -c kpack /boot/grub/grub.cfg | sed 's/^/grub.cfg kpack lines: /'
-grub-editenv /boot/grub/grubenv list | sed 's/^/grubenv: /'
+grub-editenv /boot/grub/grubenv list | sed 's/^/grubenv after the purge: /'
 EOF
 boot 5-purge
 expect_boot "$version2" present "/boot/vmlinuz-$version2" trial
@@ -108,12 +108,13 @@ expect_step_ok
 expect_output "^stats: record present$"
 expect_output "^journal: kpack-kernel-hook: $version2_re: trial boot passed"
 expect_output "^status: $version2_re: kpack image \\(stock in $stock/vmlinuz-$version2_re\\); trial: passed; default: packed$"
+expect_output "^grubenv: saved_entry=kpack-packed>kpack-packed-$version2_re$"
 expect_output "^verify: linux-image-$version_re unchanged$"
 expect_output "^verify: linux-image-$version2_re unchanged$"
 expect_no_output "^dpkg-verify: .* (/boot/|/usr/lib/modules/.*/vmlinuz)"
 expect_output "^gone: /boot/kpack$"
 expect_output "^grub.cfg kpack lines: 0$"
-expect_no_output '^grubenv: .*kpack'
+expect_no_output '^grubenv after the purge: .*kpack'
 
 # ---- 6: stock, the newest kernel ---------------------------------------------------------------
 
