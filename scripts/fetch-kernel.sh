@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fetch-kernel.sh [--suite SUITE [--refresh]] [--generic] [--flavour FLAVOUR] [--install-set DIR]
 #                 [VERSION_GLOB [FLAVOUR]]
-# fetch-kernel.sh --suite SUITE --apt-state
+# fetch-kernel.sh --suite SUITE --apt-options
 # — download a real Debian kernel (cloud unless FLAVOUR says otherwise) and print its vmlinuz path.
 #
 #   (no argument)  the kernel linux-image-cloud-amd64 depends on (bookworm: 6.1.0-N-cloud-amd64)
@@ -18,8 +18,8 @@
 #                  refreshed when they are older than 12 hours, or always with --refresh (what a
 #                  check for the newest kernel wants); a refresh that fails falls back on the lists
 #                  there are, with a warning.
-#   --apt-state    only refresh SUITE's lists as above and print the state directory (its
-#                  sources.list, lists/ and cache/), for other downloads from that suite
+#   --apt-options  only refresh SUITE's lists as above and print the apt-get options that use
+#                  them, one a line, for other downloads from that suite
 #
 # Since 6.19 linux-image-ABI-FLAVOUR is a meta package and the image is in linux-binary-ABI-FLAVOUR,
 # as /usr/lib/modules/ABI/vmlinuz; before, linux-image-ABI-FLAVOUR holds /boot/vmlinuz-ABI. Either
@@ -35,11 +35,11 @@
 set -euo pipefail
 
 cache=${KPACK_CACHE:-$HOME/.cache/kpack}
-generic= suite= refresh= flavour= install_set= apt_state=
+generic= suite= refresh= flavour= install_set= apt_options=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --generic) generic=1; shift ;;
-        --apt-state) apt_state=1; shift ;;
+        --apt-options) apt_options=1; shift ;;
         --suite) [[ $# -ge 2 ]] || { echo "fetch-kernel: --suite needs a suite" >&2; exit 2; }; suite=$2; shift 2 ;;
         --refresh) refresh=1; shift ;;
         --install-set) [[ $# -ge 2 ]] || { echo "fetch-kernel: --install-set needs a directory" >&2; exit 2; }; install_set=$2; shift 2 ;;
@@ -88,9 +88,9 @@ refresh_suite_lists() {
     fi
 }
 [[ -z $suite ]] || refresh_suite_lists
-if [[ -n $apt_state ]]; then
-    [[ -n $suite ]] || { log "--apt-state needs --suite"; exit 2; }
-    echo "$state"
+if [[ -n $apt_options ]]; then
+    [[ -n $suite ]] || { log "--apt-options needs --suite"; exit 2; }
+    printf '%s\n' "${apt_opts[@]}"
     exit 0
 fi
 

@@ -22,14 +22,14 @@ crash_bytes=$(( $(tr -d M <<< "${crash_reservation##*:}") * 1048576 ))
 # file system (the disk's last partition) without mounting it; from the image's suite: this
 # machine's apt for Debian 12, the suite's private lists (scripts/fetch-kernel.sh) for another.
 kdump_install_lines() {
-    local dir=$1 status=$work/image-dpkg-status root_sector state apt_suite=()
+    local dir=$1 status=$work/image-dpkg-status root_sector options apt_suite=()
     root_sector=$(sfdisk -d "$work/disk.img" | sed -n 's/.*start= *\([0-9]*\),.*/\1/p' | tail -n1)
     debugfs -R 'cat /var/lib/dpkg/status' "$work/disk.img?offset=$((root_sector * 512))" > "$status" 2> /dev/null
     grep -q '^Package: linux-image-' "$status" || fail "$work/disk.img: no dpkg status read from its root file system"
     if [[ $suite != bookworm ]]; then
-        state=$("$here/../../scripts/fetch-kernel.sh" --suite "$suite" --apt-state)
-        apt_suite=(-o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=-
-                   -o "Dir::State::Lists=$state/lists" -o APT::Sandbox::User=root)
+        options=$("$here/../../scripts/fetch-kernel.sh" --suite "$suite" --apt-options) \
+            || fail "cannot read $suite's package lists (scripts/fetch-kernel.sh)"
+        mapfile -t apt_suite <<< "$options"
     fi
     mkdir -p "$dir/debs/partial"
     apt-get -q "${apt_suite[@]}" -o Dir::State::status="$status" -o Dir::Cache::archives="$dir/debs" -o Debug::NoLocking=1 \

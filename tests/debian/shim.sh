@@ -15,15 +15,45 @@ secure_step='mokutil --sb-state | sed "s/^/sb-state: /"
 sed "s/^/lockdown: /" /sys/kernel/security/lockdown
 current=$(efibootmgr | sed -n "s/^BootCurrent: //p")
 efibootmgr | sed -n "s/^Boot\([0-9A-F]*\)\* \([^\t]*\).*/boot-entry: \1 \2/p" | sed "s/^boot-entry: $current /booted entry: /"'
-# The boot_params page the kernel started with, as tests/boot/init.c dumps it (boot_params_diff).
+# The boot_params page the kernel started with and its setup_data chain's types, in order, as
+# tests/boot/init.c prints them (boot_params_diff, setup_data_types).
 bootparams_step='echo KPACK_BOOT_PARAMS_BEGIN
 od -An -v -tx1 -w32 /sys/kernel/boot_params/data | awk "{ printf \"%04x: \", (NR - 1) * 32; for (i = 1; i <= NF; i++) printf \"%s\", \$i; print \"\" }"
 echo KPACK_BOOT_PARAMS_END
-echo "setup_data types: $(cat /sys/kernel/boot_params/setup_data/*/type | grep -vx 0x6b70616b | paste -sd, -)"'
+types=$(ls /sys/kernel/boot_params/setup_data | sort -n | xargs -I{} cat /sys/kernel/boot_params/setup_data/{}/type | paste -sd, -)
+echo "KPACK_SETUP_DATA types=${types:-none}"'
 key=/var/lib/dkms/mok.key cert=/var/lib/dkms/mok.pub
 password=kpack-mok-1234
 console_keys=1
 subject="kpack test machine owner key"
+down='\x1b[B' enter='\r'
+
+# expect_refused ENTRY: shim refused the packed image (GRUB's words), and GRUB's ENTRY (trial or
+# packed) said so and booted the stock kernel with kpack.refused.
+expect_refused() {
+    grep -aq 'error: bad shim signature' "$console" || fail "$(basename "$console"): no refusal by shim (GRUB's 'bad shim signature')"
+    grep -aq 'kpack: GRUB cannot load the packed kernel' "$console" \
+        || fail "$(basename "$console"): the $1 entry did not say it fell back to the stock kernel"
+    local cmdline
+    cmdline=$(grep -a '^KPACK-TEST: cmdline ' "$log" | tail -n1 | tr -d '\r')
+    [[ " $cmdline " == *" kpack.refused "* ]] \
+        || fail "$(basename "$log"): the stock kernel was not booted by the $1 entry (no kpack.refused: ${cmdline#KPACK-TEST: })"
+}
+
+# mokmanager_boot NAME Enroll|Delete: boot NAME, where shim finds MokNew or MokDel and starts
+# MokManager, whose screens a person goes through so: any key within its 10 s; "Enroll MOK" or
+# "Delete MOK", the second item; "Continue", the item after "View key 0"; "Yes", the second answer
+# to "Enroll the key(s)?" or "Delete the key(s)?"; the password mokutil was given; "Reboot", now the
+# first item.
+mokmanager_boot() {
+    boot_typing "$1" \
+        "wait:Press any key to perform MOK management" "keys: " \
+        "wait:$2 MOK" "sleep:1" "keys:$down$enter" \
+        "wait:View key 0" "sleep:1" "keys:$down$enter" \
+        "wait:$2 the key" "wait:Yes" "sleep:1" "keys:$down$enter" \
+        "wait:Password" "sleep:1" "keys:$password$enter" \
+        "wait:Perform MOK management" "wait:Reboot" "sleep:1" "keys:$enter"
+}
 
 # untrusted_sequence: the key was never enrolled, and KPACK_SIGN_UNTRUSTED=yes has the hook sign
 # with it all the same. 0: packed, signed, on trial; 1: shim refuses the trial's image, the trial
@@ -56,9 +86,7 @@ EOF
     expect_output "^sb-state: SecureBoot enabled$"
     expect_output "^lockdown: .*\\[(integrity|confidentiality)\\]"
     expect_output "^booted entry: debian$"
-    grep -aq 'error: bad shim signature' "$console" || fail "$(basename "$console"): no refusal by shim (GRUB's 'bad shim signature')"
-    grep -aq 'kpack: GRUB cannot load the packed kernel' "$console" \
-        || fail "$(basename "$console"): the trial entry did not say it fell back to the stock kernel"
+    expect_refused trial
     expect_output "^journal: kpack-kernel-hook: $version_re: trial boot failed \\(this boot is $version_re, stock\\)"
     expect_output "^status: $version_re: kpack image \\(stock in $stock/vmlinuz-$version_re\\); signed by 'CN ?= ?$subject', this machine does not trust .*; trial: failed; default: stock$"
     expect_no_output '^grubenv: next_entry=kpack'
@@ -144,17 +172,7 @@ mokutil --test-key $cert | sed 's/^/test-key: /'
 kpack-kernel-hook sync 2>&1 | sed 's/^/sync: /'
 $report_step
 EOF
-# shim finds MokNew and starts MokManager, whose screens a person goes through so: any key within
-# its 10 s; "Enroll MOK", the second item; "Continue", the item after "View key 0"; "Yes", the
-# second answer to "Enroll the key(s)?"; the password mokutil was given; "Reboot", now the first item.
-down='\x1b[B' enter='\r'
-boot_typing 1-enrol \
-    "wait:Press any key to perform MOK management" "keys: " \
-    "wait:Enroll MOK" "sleep:1" "keys:$down$enter" \
-    "wait:View key 0" "sleep:1" "keys:$down$enter" \
-    "wait:Enroll the key" "wait:Yes" "sleep:1" "keys:$down$enter" \
-    "wait:Password" "sleep:1" "keys:$password$enter" \
-    "wait:Perform MOK management" "wait:Reboot" "sleep:1" "keys:$enter"
+mokmanager_boot 1-enrol Enroll
 expect_boot "$version" absent "/boot/vmlinuz-$version" default
 expect_step_ok
 expect_output "^sb-state: SecureBoot enabled$"
@@ -245,11 +263,10 @@ source "$here/../lib/parity_verdict.sh"
 parity_verdict "$build/tests/boot_params_diff" "$work/1-enrol.agent.log" "$work/2-trial.agent.log" \
     "$here/../efi/parity-allow.txt" kernel lz4 || fail "the packed kernel saw other boot_params than the stock one through shim"
 # And the same setup_data nodes, kpack's run report aside.
-types_stock=$(grep -a '^setup_data types: ' "$work/1-enrol.agent.log" | tail -n1 | tr -d '\r')
-types_packed=$(grep -a '^setup_data types: ' "$work/2-trial.agent.log" | tail -n1 | tr -d '\r')
-[[ -n $types_stock && $types_stock == "$types_packed" ]] \
-    || fail "setup_data: stock's '${types_stock#*: }', packed '${types_packed#*: }'"
-say "${types_stock}, as stock's"
+types_stock=$(setup_data_types "$work/1-enrol.agent.log") && types_packed=$(setup_data_types "$work/2-trial.agent.log") \
+    || fail "no setup_data types reported"
+[[ $types_stock == "$types_packed" ]] || fail "setup_data types: stock's ${types_stock:-none}, packed ${types_packed:-none}"
+say "setup_data types ${types_stock:-none}, as stock's"
 [[ $sequence == revoked ]] || return 0
 
 # ---- 3 (revoked): MokManager deletes the key; shim refuses the packed default, whose entry boots
@@ -263,22 +280,12 @@ mokutil --list-enrolled | sed -n 's/^ *Subject: /enrolled: /p'
 journalctl -b -u kpack-trial.service -o cat --no-pager | sed 's/^/journal: /'
 $report_step
 EOF
-# As enrolment's screens, with "Delete MOK" for "Enroll MOK" and "Delete the key(s)?".
-boot_typing 3-revoked \
-    "wait:Press any key to perform MOK management" "keys: " \
-    "wait:Delete MOK" "sleep:1" "keys:$down$enter" \
-    "wait:View key 0" "sleep:1" "keys:$down$enter" \
-    "wait:Delete the key" "wait:Yes" "sleep:1" "keys:$down$enter" \
-    "wait:Password" "sleep:1" "keys:$password$enter" \
-    "wait:Perform MOK management" "wait:Reboot" "sleep:1" "keys:$enter"
+mokmanager_boot 3-revoked Delete
 expect_boot "$version" absent "$stock/vmlinuz-$version" default
 expect_step_ok
-grep -aq 'error: bad shim signature' "$console" || fail "$(basename "$console"): no refusal by shim (GRUB's 'bad shim signature')"
-grep -aq 'kpack: GRUB cannot load the packed kernel' "$console" \
-    || fail "$(basename "$console"): the packed entry did not say it fell back to the stock kernel"
+expect_refused packed
 expect_output "^sb-state: SecureBoot enabled$"
 expect_output "^lockdown: .*\\[(integrity|confidentiality)\\]"
 expect_no_output "^enrolled: CN ?= ?$subject$"
 expect_output "^journal: kpack-kernel-hook: $version_re: GRUB could not load the packed kernel .*: the stock kernel is the default now"
 expect_output "^status: $version_re: kpack image \\(stock in $stock/vmlinuz-$version_re\\); signed by 'CN ?= ?$subject', this machine does not trust .*; trial: failed; default: stock$"
-grep -aq ' kpack.refused' "$log" || fail "$(basename "$log"): the stock kernel was not booted by the packed entry (no kpack.refused)"

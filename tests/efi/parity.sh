@@ -50,13 +50,6 @@ source "$here/../lib/parity_verdict.sh"
 status=0
 parity_verdict "$bpdiff" "$log_a" "$log_b" "$here/parity-allow.txt" "$path" "$kind" || status=$?
 
-# setup_data_types LOG: the chain's types the kernel listed, kpack's run report left out.
-setup_data_types() {
-    local types
-    types=$(sed -n 's/^KPACK_SETUP_DATA types=\([^[:space:]]*\).*/\1/p' "$1" | tail -n 1)
-    [[ -n $types ]] || { echo "parity: FAIL: no KPACK_SETUP_DATA line in $1" >&2; return 1; }
-    tr ',' '\n' <<<"$types" | grep -vx -e 0x6b70616b -e none | paste -sd, || true
-}
 types_a=$(setup_data_types "$log_a") && types_b=$(setup_data_types "$log_b") || exit 1
 if [[ $path != grub-efi && ,$types_a, != *,0x3,* ]]; then
     echo "parity: FAIL: $path: stock's setup_data has no SETUP_PCI node (types: ${types_a:-none}); the test needs a device with an option ROM" >&2

@@ -21,3 +21,12 @@ parity_verdict() {
     fi
     return $status
 }
+
+# setup_data_types LOG: the chain's types the kernel listed (the last "KPACK_SETUP_DATA types="
+# line, tests/boot/init.c's), kpack's run report left out.
+setup_data_types() {
+    local types
+    types=$(sed -n 's/^KPACK_SETUP_DATA types=\([^[:space:]]*\).*/\1/p' "$1" | tail -n 1)
+    [[ -n $types ]] || { echo "parity: FAIL: no KPACK_SETUP_DATA line in $1" >&2; return 1; }
+    tr ',' '\n' <<<"$types" | grep -vx -e 0x6b70616b -e none | paste -sd, || true
+}
