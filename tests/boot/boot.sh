@@ -75,10 +75,26 @@ cmd+=("$@")
 
 has_marker() { grep -aq 'KPACK_INIT_OK' "$log"; }
 
+# A QMP socket, so that a boot still running 3 s before its timeout leaves where each vCPU was
+# (tests/lib/vcpu-state.py) in LOG.vcpus: the post-mortem of a hang the serial log cannot give.
+# In /tmp: a socket's path must fit in 108 bytes.
+qmp_socket=$(mktemp -u /tmp/kpack-qmp.XXXXXX)
+trap 'rm -f "$qmp_socket"' EXIT
+cmd+=(-qmp "unix:$qmp_socket,server=on,wait=off")
+
+record_vcpus_before_timeout() {
+    sleep "$((timeout_s > 6 ? timeout_s - 3 : timeout_s / 2))"
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../lib/vcpu-state.py" "$qmp_socket" "$log" > "$log.vcpus" 2>&1
+}
+
 run_qemu() {
     : > "$log"
+    rm -f "$log.vcpus"
     start=$EPOCHREALTIME
     status=0
+    # Its own output to /dev/null: a sleep left behind must not hold ctest's pipe open.
+    record_vcpus_before_timeout > /dev/null 2>&1 &
+    local recorder=$!
     if [[ -z $stop_on_marker ]]; then
         timeout -k 5 "$timeout_s" "${cmd[@]}" 2> "$qemu_err" || status=$?
     else
@@ -86,6 +102,9 @@ run_qemu() {
         qemu_run_until "$log" KPACK_INIT_OK "$timeout_s" "${cmd[@]}" 2> "$qemu_err"
         status=$qemu_status
     fi
+    pkill -P "$recorder" 2>/dev/null || true
+    kill "$recorder" 2>/dev/null || true
+    wait "$recorder" 2>/dev/null || true
     elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 }
 
@@ -101,6 +120,7 @@ if [[ -z $expect_fail && $cpus != 1 ]] && ! has_marker && fault=$(mttcg_fault "$
     cp "$log" "$log.first"
     echo "boot.sh: RETRY: $fault on $cpus vCPUs, a fault of multi-threaded TCG (first log:" \
          "$log.first); booting once more" >&2
+    [[ ! -s $log.vcpus ]] || cat "$log.vcpus" >&2
     run_qemu
 fi
 
@@ -111,6 +131,10 @@ fail() {
     if [[ -s $qemu_err ]]; then
         echo "---- qemu stderr ($qemu_err) ----" >&2
         tail -n 20 "$qemu_err" >&2
+    fi
+    if [[ -s $log.vcpus ]]; then
+        echo "---- the vCPUs 3 s before the timeout ($log.vcpus) ----" >&2
+        cat "$log.vcpus" >&2
     fi
     echo "---- last 40 lines of serial log $log ----" >&2
     tail -n 40 "$log" >&2

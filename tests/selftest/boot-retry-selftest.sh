@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # boot-retry-selftest.sh — proves that tests/boot/boot.sh boots a second time only for the known
 # faults of QEMU's multi-threaded TCG on more than one vCPU (mttcg_fault, tests/lib/qemu.sh: the
-# kernel's "Oops: int3", its stall in the switch of clocksource), and that the second boot must
-# still reach /init: a fake QEMU prints, boot by boot, the lines this script gives it ('|' between
-# lines), and times out (status 124) on a boot whose last line is "hpet0: ...".
+# kernel's "Oops: int3", its stall on every vCPU after probing its clocksources), and that the
+# second boot must still reach /init: a fake QEMU prints, boot by boot, the lines this script gives
+# it ('|' between lines), and times out (status 124) on a boot whose last line is "hpet0: ..." or
+# "pnp: ...".
 set -euo pipefail
 
 tests=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +19,7 @@ for arg; do [[ $arg != file:* ]] || serial=${arg#file:}; done
 n=$(($(cat "$FAKE_DIR/count" 2>/dev/null || echo 0) + 1))
 echo "$n" > "$FAKE_DIR/count"
 sed -n "${n}p" "$FAKE_DIR/boots" | tr '|' '\n' > "$serial"
-if tail -n 1 "$serial" | grep -q 'hpet0: '; then exit 124; fi
+if tail -n 1 "$serial" | grep -qE 'hpet0: |pnp: '; then exit 124; fi
 FAKE
 chmod +x "$work/qemu"
 : > "$work/image" && : > "$work/initrd"
@@ -48,4 +49,8 @@ grep -q 'boot.sh: RETRY: the kernel stalled' "$work/out.txt" || fail "the stall'
 run 1 2 "$stall" "$stall" -- -smp 2                          # ... whose second boot must reach /init
 run 1 1 "[    0.51] smp: Brought up 1 node, 1 CPU|$hpet" KPACK_INIT_OK -- -smp 2   # a vCPU missing: no
 run 1 1 "$up|$hpet|[    1.01] clocksource: Switched to clocksource tsc-early" KPACK_INIT_OK -- -smp 2
+pnp='[    1.20] pnp: PnP ACPI: found 6 devices'
+run 0 2 "$up|$hpet|[    1.10] clocksource: Switched to clocksource hpet|$pnp" KPACK_INIT_OK -- -smp 4   # after the switch
+run 1 2 "$up|$hpet|$pnp" "$up|$hpet|$pnp" -- -smp 4          # ... whose second boot must reach /init
+run 1 1 "$up|$pnp" KPACK_INIT_OK -- -smp 4                   # before the clocksources: no second boot
 echo "boot-retry-selftest: PASS"

@@ -11,58 +11,14 @@ the boot, not the timeout) without showing them. Either way the non-blank rows o
 to OUT.txt. Exit 2: the socket never answered (given QEMU_PID in the environment, the wait for it
 ends as soon as that process is gone).
 """
-import json
 import os
-import socket
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from qmp import Qmp  # noqa: E402
+
 WINDOW, SIZE, COLS = 0xB8000, 0x8000, 80
-
-
-def qemu_alive():
-    pid = os.environ.get("QEMU_PID")
-    if not pid:
-        return True
-    try:
-        os.kill(int(pid), 0)
-        return True
-    except OSError:
-        return False
-
-
-class Qmp:
-    def __init__(self, path, deadline):
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if time.monotonic() > deadline or not qemu_alive():
-                    raise
-                time.sleep(0.1)
-        self.file = self.sock.makefile("rwb")
-        self.read_reply()  # the greeting
-        self.command("qmp_capabilities")
-
-    def read_reply(self):
-        while True:
-            line = self.file.readline()
-            if not line:
-                raise EOFError("QMP connection closed")
-            msg = json.loads(line)
-            if "event" not in msg:  # events (SHUTDOWN, STOP, ...) are not replies
-                return msg
-
-    def command(self, name, **args):
-        self.file.write(json.dumps({"execute": name, "arguments": args}).encode() + b"\n")
-        self.file.flush()
-        reply = self.read_reply()
-        if "error" in reply:
-            raise RuntimeError(f"{name}: {reply['error']}")
-        return reply.get("return")
 
 
 def screen_text(path):
