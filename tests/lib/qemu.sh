@@ -66,9 +66,10 @@ qemu_run_until() {
 #     Seen in the switch of clocksource (hpet0 the last line: 7.3.4 with kpack.cpus=1, the stub
 #     touched no other CPU; sid's 7.2.13 under a parallel build), after it (6.1 through qboot on 4
 #     vCPUs, CI, "pnp: PnP ACPI: found 6 devices" the last line), and in stock's own boots: 6.1's
-#     stock image through qboot on 4 vCPUs, two or three boots side by side, hung in 1 of 100 (kpack's
-#     image: 140 of 140 reached /init) with one vCPU looping in asm_exc_int3 while timer_update_keys waited on it in smp_call_function_many_cond
-#     (RCU stall, soft lockup). boot.sh prints where each vCPU was 3 s before the timeout.
+#     stock image through qboot on 4 vCPUs, two or three boots side by side, hung in 1 of 100
+#     (kpack's image: 140 of 140 reached /init), one vCPU looping in asm_exc_int3 while
+#     timer_update_keys waited on it in smp_call_function_many_cond (RCU stall, soft lockup).
+#     boot.sh prints where each vCPU was 3 s before the timeout.
 mttcg_fault() {
     local log=$1 status=$2
     if grep -aq 'Oops: int3' "$log"; then
