@@ -226,19 +226,26 @@ StubStatus FrameDecoder::decode_zstd(const uint8_t* src, uint64_t available, uin
   if (require_frame_check_ && !header.checksumFlag) return fail("zstd frame has no content checksum");
   if (header.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN && header.frameContentSize > capacity)
     return fail("zstd frame larger than its region", header.frameContentSize, capacity);
-  size_t frame = ZSTD_findFrameCompressedSize(src, available);
-  if (ZSTD_isError(frame)) return fail("corrupt or truncated zstd frame");
-  // Single-pass decoding into the destination: the frame's history is the region itself, so zstd
-  // needs no window buffer, and it verifies the frame's XXH64 (if any) before returning.
-  result = ZSTD_decompressDCtx(zstd_, dst, capacity, src, frame);
-  if (ZSTD_isError(result)) {
-    if (ZSTD_getErrorCode(result) == ZSTD_error_checksum_wrong) return fail("zstd content checksum mismatch");
-    if (ZSTD_getErrorCode(result) == ZSTD_error_dstSize_tooSmall)
-      return fail("zstd frame larger than its region", capacity);
-    return fail("corrupt zstd frame", ZSTD_getErrorCode(result));
+  // zstd's buffer-less API, block by block, straight into the destination: the frame's history is
+  // the region itself, so zstd needs no window buffer, and it verifies the frame's XXH64 (if any)
+  // on the last block. Not ZSTD_decompressDCtx or ZSTD_findFrameCompressedSize: through them
+  // Debian's libzstd links its legacy v0.5-v0.7 decoders, 75 KiB of stub that no kpack frame uses.
+  result = ZSTD_decompressBegin(zstd_);
+  if (ZSTD_isError(result)) return fail("corrupt zstd frame", ZSTD_getErrorCode(result));
+  uint64_t in = 0, out = 0;
+  for (size_t need; (need = ZSTD_nextSrcSizeToDecompress(zstd_)) != 0; in += need) {
+    if (need > available - in) return fail("corrupt or truncated zstd frame");
+    result = ZSTD_decompressContinue(zstd_, dst + out, capacity - out, src + in, need);
+    if (ZSTD_isError(result)) {
+      if (ZSTD_getErrorCode(result) == ZSTD_error_checksum_wrong) return fail("zstd content checksum mismatch");
+      if (ZSTD_getErrorCode(result) == ZSTD_error_dstSize_tooSmall)
+        return fail("zstd frame larger than its region", capacity);
+      return fail("corrupt zstd frame", ZSTD_getErrorCode(result));
+    }
+    out += result;
   }
-  *consumed = frame;
-  *produced = result;
+  *consumed = in;
+  *produced = out;
   return StubStatus::success();
 }
 
