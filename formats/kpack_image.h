@@ -38,9 +38,12 @@ inline constexpr uint32_t kRecordKernelFiveLevel = 1 << 1;
 // to leave unaccepted memory unaccepted and hands it over as the Linux EFI stub does. Without the
 // bit (every image before it too) the firmware accepts it all at ExitBootServices.
 inline constexpr uint32_t kRecordKernelAcceptsMemory = 1 << 2;
+// The relocation table's frame holds it coded (code_relocation_planes, formats/relocation_table.h):
+// set on every compressed image since the coding, never on a raw one, whose table is not decoded.
+inline constexpr uint32_t kRecordRelocationPlanes = 1 << 3;
 inline constexpr uint32_t kRecordKnownFlags =
-    kRecordRandomizeRawPhysically | kRecordKernelFiveLevel | kRecordKernelAcceptsMemory;
-static_assert((kRecordRandomizeRawPhysically & kRecordKernelFiveLevel) == 0 && kRecordKnownFlags == 0x7);
+    kRecordRandomizeRawPhysically | kRecordKernelFiveLevel | kRecordKernelAcceptsMemory | kRecordRelocationPlanes;
+static_assert((kRecordRandomizeRawPhysically & kRecordKernelFiveLevel) == 0 && kRecordKnownFlags == 0xf);
 
 // What proves a frame right (PackerRecord::digest).
 enum class FrameDigest : uint32_t {

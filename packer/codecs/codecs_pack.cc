@@ -222,11 +222,10 @@ Status append_xz(const Context& ctx, const CompressOptions& options, int level, 
       static_cast<uint32_t>(options.xz_dictionary ? options.xz_dictionary : xz_dictionary_for(level, region.size()));
   if (level == 9) lzma.nice_len = 273;  // 17 KB smaller than the preset's 64
   lzma.lc = 4;
-  if (options.content == Content::kData || options.content == Content::kTable) lzma.lc = 0, lzma.lp = 2, lzma.pb = 2;
-  lzma_options_delta delta{LZMA_DELTA_TYPE_BYTE, 4};
+  if (options.content == Content::kData) lzma.lc = 0, lzma.lp = 2, lzma.pb = 2;
+  if (options.content == Content::kTable) lzma.lc = 0, lzma.lp = 0, lzma.pb = 0;
   lzma_filter filters[3] = {{LZMA_VLI_UNKNOWN, nullptr}, {LZMA_FILTER_LZMA2, &lzma}, {LZMA_VLI_UNKNOWN, nullptr}};
   if (options.content == Content::kCode) filters[0] = {LZMA_FILTER_X86, nullptr};
-  if (options.content == Content::kTable) filters[0] = {LZMA_FILTER_DELTA, &delta};
   const lzma_filter* chain = filters[0].id == LZMA_VLI_UNKNOWN ? filters + 1 : filters;
   const size_t start = out.size();
   out.resize(start + lzma_stream_buffer_bound(region.size()));

@@ -6,6 +6,7 @@
 #include "packer/base/byte_io.h"
 #include "formats/boot_params.h"
 #include "formats/kpack_image.h"
+#include "formats/relocation_table.h"
 #include "packer/image/frames.h"
 #include "packer/input/kernel_version.h"
 #include "packer/image/layout.h"
@@ -101,12 +102,15 @@ Result<Payload> build_raw_payload(const Context& ctx, const KernelInput& input, 
   return payload;
 }
 
-// The compact ELF cut into independent frames, then the relocation table in a frame of its own
-// (stock images carry it after the ELF too; only a KASLR boot decodes it).
+// The compact ELF cut into independent frames, then the relocation table, coded
+// (code_relocation_planes), in a frame of its own (stock images carry it after the ELF too; only a
+// KASLR boot decodes it).
 Result<Payload> build_compressed_payload(const Context& ctx, const KernelInput& input, const PackOptions& options) {
+  std::vector<uint8_t> coded_table(input.relocation_table.size());
+  code_relocation_planes(input.relocation_table.data(), input.relocation_table.size(), coded_table.data());
   FramedPayload framed;
-  KPACK_TRY_RESULT(append_elf_frames(ctx, options.compress, layout_compact(input), input.relocation_table, framed,
-                                     options.progress));
+  KPACK_TRY_RESULT(
+      append_elf_frames(ctx, options.compress, layout_compact(input), coded_table, framed, options.progress));
   return Payload{std::move(framed.bytes), std::move(framed.frames)};
 }
 
@@ -219,7 +223,8 @@ PackerRecord make_packer_record(const KernelInput& input, const PackOptions& opt
   info.relocations_size = input.relocation_table.size();
   info.flags = (options.randomize_raw_physically ? kRecordRandomizeRawPhysically : 0) |
                (input.five_level_paging ? kRecordKernelFiveLevel : 0) |
-               (input.accepts_memory ? kRecordKernelAcceptsMemory : 0);
+               (input.accepts_memory ? kRecordKernelAcceptsMemory : 0) |
+               (!raw && !input.relocation_table.empty() ? kRecordRelocationPlanes : 0);
   info.digest = static_cast<uint32_t>(digest_for(options.compress.codec));
   info.frame_table_offset = raw ? 0 : part.frame_table;
   info.frame_count = static_cast<uint32_t>(payload.frames.size());

@@ -8,6 +8,8 @@
 #include <xxhash.h>
 
 #include "formats/elf64.h"
+#include "formats/kpack_image.h"
+#include "formats/relocation_table.h"
 #include "packer/base/byte_io.h"
 #include "packer/input/input_kind.h"
 #include "packer/input/raw_pieces.h"
@@ -219,7 +221,12 @@ Result<KernelPayload> extract_kernel(const PackedPayload& image, const FileView&
   uint64_t extent = KPACK_TRY_RESULT(elf_file_extent({data, view.name}));
 
   KernelPayload kernel;
-  kernel.relocation_table.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
+  if (image.packer_record && (image.packer_record->flags & kRecordRelocationPlanes)) {
+    kernel.relocation_table.resize(data.size() - extent);
+    decode_relocation_planes(data.data() + extent, data.size() - extent, kernel.relocation_table.data());
+  } else {
+    kernel.relocation_table.assign(data.begin() + static_cast<ptrdiff_t>(extent), data.end());
+  }
   data.resize(extent);
   kernel.elf = std::move(data);
   // A raw payload leaves long zero runs out of its segments (layout.h): the vmlinux gets them back.

@@ -36,6 +36,8 @@ StubStatus check_packer_record(const PackerRecord& info, uint64_t record_offset)
   if (relocations % 4 || relocations > kMaxRelocationTable || (raw && relocations > payload_size))
     return fail("the kpack record's relocation table size is not whole words that fit the payload", relocations);
   if (info.flags & ~kRecordKnownFlags) return fail("unknown flags in the kpack record", info.flags);
+  if (raw && (info.flags & kRecordRelocationPlanes))
+    return fail("the kpack record codes a raw payload's relocation table", info.flags);
   uint32_t digest = info.digest, frames = info.frame_count;
   if (digest > static_cast<uint32_t>(FrameDigest::kXxh3) ||
       (digest == static_cast<uint32_t>(FrameDigest::kNone)) != raw)

@@ -10,15 +10,15 @@
 #define KPACK_ZSTD_LEGACY_REFUSED(name) \
   extern "C" [[noreturn]] void name() { kpack::halt_with(kpack::fail("zstd: the stub reached " #name)); }
 
-#define KPACK_ZSTD_LEGACY_VERSION(v)                         \
-  KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_createDCtx)           \
-  KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_decompressContinue)   \
+#define KPACK_ZSTD_LEGACY_VERSION(v)                             \
+  KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_createDCtx)               \
+  KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_decompressContinue)       \
   KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_decompressInitDictionary) \
-  KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_freeDCtx)             \
-  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_createDCtx)            \
-  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_decompress_usingDict)  \
-  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_findFrameSizeInfoLegacy) \
-  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_freeDCtx)              \
+  KPACK_ZSTD_LEGACY_REFUSED(ZBUFF##v##_freeDCtx)                 \
+  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_createDCtx)                \
+  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_decompress_usingDict)      \
+  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_findFrameSizeInfoLegacy)   \
+  KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_freeDCtx)                  \
   KPACK_ZSTD_LEGACY_REFUSED(ZSTD##v##_getFrameParams)
 
 KPACK_ZSTD_LEGACY_VERSION(v05)

@@ -15,6 +15,7 @@ StubStatus unpack_from_packer_record(const PackerRecord& info, uint64_t image_ba
   request.min_kernel_address = info.min_kernel_address;
   request.min_alignment = info.kernel_alignment;
   request.relocations_size = info.relocations_size;
+  request.relocation_planes = info.flags & kRecordRelocationPlanes;
   request.cleared_by_kernel = Range{uint64_t{info.bss_page} * 4096, (uint64_t{info.bss_page} + info.bss_pages) * 4096};
   request.kaslr = kaslr;
   request.frame_table_addr = image_base + info.frame_table_offset;

@@ -91,8 +91,8 @@ struct FrameQueue {
 };
 
 // The work area, from its start: the scratch window, the frame queue (compressed payloads), the
-// caller's codec arena, one arena per helper, the decoded relocation table, then what the helpers
-// need for themselves (stacks).
+// caller's codec arena, one arena per helper, the decoded relocation table (and its coded frame),
+// then what the helpers need for themselves (stacks).
 static_assert(sizeof(FrameQueue) <= kFrameQueueRoom);
 
 struct WorkArea {
@@ -100,8 +100,9 @@ struct WorkArea {
   uint8_t* queue = nullptr;    // kFrameQueueRoom bytes (nullptr: raw)
   uint8_t* arenas = nullptr;   // 1 + helpers arenas of arena_size, the caller's first
   uint64_t arena_size = 0;
-  uint8_t* table = nullptr;  // where the relocation table is decoded (nullptr: it is not)
-  uint32_t helpers = 0;      // as many as the memory allows
+  uint8_t* table = nullptr;   // where the relocation table is decoded (nullptr: it is not)
+  uint8_t* planes = nullptr;  // where its frame is decoded when coded, after it (else `table`)
+  uint32_t helpers = 0;       // as many as the memory allows
   Range helper_memory;
 };
 
@@ -117,8 +118,10 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
                              const uint8_t* payload, bool virtual_base, Range kernel_in_place, UnpackResult& r,
                              WorkArea* area) {
   bool compressed = request.codec != Codec::kRaw;
-  // A raw payload's table lies where its segments move up to: it is copied here first.
+  // A raw payload's table lies where its segments move up to: it is copied here first. A coded
+  // table's frame is decoded beside the room its words are rebuilt in.
   uint64_t table_room = virtual_base ? align_up(request.relocations_size, 4096) : 0;
+  uint64_t planes_room = request.relocation_planes ? table_room : 0;
   uint64_t codec_state = 0;
   if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
   uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
@@ -130,7 +133,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   uint64_t work = 0, work_size = 0, helper_bytes = 0;
   for (uint32_t helpers = helpers_asked(request);; --helpers) {
     helper_bytes = helpers ? align_up(request.workers->memory_for(helpers), 4096) : 0;
-    work_size = kScratchSize + queue_room + (1 + helpers) * arena_size + table_room + helper_bytes;
+    work_size = kScratchSize + queue_room + (1 + helpers) * arena_size + table_room + planes_room + helper_bytes;
     if (room.highest_fit(work_size, 4096, &work)) {
       area->helpers = helpers;
       break;
@@ -145,6 +148,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   area->arenas = bytes + kScratchSize + queue_room;
   area->arena_size = arena_size;
   area->table = table_room ? area->arenas + (1 + area->helpers) * arena_size : nullptr;
+  area->planes = planes_room ? area->table + table_room : area->table;
   area->helper_memory = range_of(work + work_size - helper_bytes, helper_bytes);
   return StubStatus::success();
 }
@@ -459,7 +463,7 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
                                    .frames = frames,
                                    .payload = payload,
                                    .kernel_bytes = kernel_bytes,
-                                   .table = work.table,
+                                   .table = work.planes,
                                    .elf_frames = elf_frames,
                                    .count = request.frame_count,
                                    .codec = request.codec,
@@ -522,6 +526,7 @@ StubStatus unpack_kernel(const UnpackRequest& request, const FreeMemory& free, P
     __builtin_memcpy(work.table, payload + request.payload_size - request.relocations_size, request.relocations_size);
   if (raw) KPACK_TRY(unpack_raw(request, free, memory, trace, r));
   if (!raw) KPACK_TRY(unpack_compressed(request, free, memory, payload, work, trace, r));
+  if (work.table != work.planes) decode_relocation_planes(work.planes, request.relocations_size, work.table);
   if (virtual_base) KPACK_TRY(randomize_virtual_base(request, work.table, memory, trace, r));
   if (raw) KPACK_TRY(zero_raw_tails(request, r, memory));
   r.entry = r.base + (r.kernel.entry - r.kernel.physical.begin);

@@ -40,8 +40,9 @@ struct UnpackRequest {
   uint64_t payload_size = 0;
   Range image;  // the whole loaded protected-mode part (stub, payload)
   uint64_t min_kernel_address = 0;
-  uint64_t min_alignment = 0;     // the kernel's physical alignment is at least this and its own
-  uint64_t relocations_size = 0;  // the relocation table's bytes after the ELF in the payload
+  uint64_t min_alignment = 0;      // the kernel's physical alignment is at least this and its own
+  uint64_t relocations_size = 0;   // the relocation table's bytes after the ELF in the payload
+  bool relocation_planes = false;  // ... coded by code_relocation_planes (kRecordRelocationPlanes)
   // Bytes the kernel clears itself (its bss and brk, PackerRecord), as offsets from its lowest
   // physical address: the stub does not zero them.
   Range cleared_by_kernel;

@@ -252,20 +252,18 @@ TEST_CASE("xz frame: one .xz stream, CRC32, one block of LZMA2 behind x86 BCJ fo
   }
 }
 
-TEST_CASE("xz frame of a word array: delta over the words, then LZMA2 aligned to them") {
+TEST_CASE("xz frame of the coded relocation table: LZMA2 alone, with no literal or position bits") {
   const auto data = sample(100000, 16);
   CompressOptions options{Codec::kXz, 9, 1};
   options.content = Content::kTable;
   std::vector<uint8_t> out;
   REQUIRE(append_frame(Context{.output = "out.img"}, options, data, out).ok());
   XzBlock block(out);
-  REQUIRE(block.filters[0].id == LZMA_FILTER_DELTA);
-  CHECK(static_cast<lzma_options_delta*>(block.filters[0].options)->dist == 4);
-  REQUIRE(block.filters[1].id == LZMA_FILTER_LZMA2);
+  REQUIRE(block.filters[0].id == LZMA_FILTER_LZMA2);
   // The region's size as dictionary, which the header rounds up to a power of two.
-  CHECK(static_cast<lzma_options_lzma*>(block.filters[1].options)->dict_size == 1u << 17);
-  CHECK(block.filters[2].id == LZMA_VLI_UNKNOWN);
-  CHECK(block.first_chunk_properties() == (2 * 5 + 2) * 9 + 0);  // lc=0 lp=2 pb=2
+  CHECK(static_cast<lzma_options_lzma*>(block.filters[0].options)->dict_size == 1u << 17);
+  CHECK(block.filters[1].id == LZMA_VLI_UNKNOWN);
+  CHECK(block.first_chunk_properties() == 0);  // lc=0 lp=0 pb=0
   CHECK(decode_xz(out) == data);
 }
 

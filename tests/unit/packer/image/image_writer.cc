@@ -48,7 +48,7 @@ TEST_CASE("a kernel with 5-level paging gets XLF_5LEVEL_ENABLED and the record's
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     CHECK(test::get<uint16_t>(image, 0x236) == 0x006B);
     PackerRecord info = test::get<PackerRecord>(image, setup_size + built_in_blobs(codec).stub.size());
-    CHECK(info.flags == kRecordKernelFiveLevel);
+    CHECK(info.flags == (kRecordKernelFiveLevel | (codec == Codec::kRaw ? 0 : kRecordRelocationPlanes)));
   }
 }
 
@@ -61,7 +61,7 @@ TEST_CASE("a kernel that accepts memory itself gets the record's bit, and kpack 
     std::vector<uint8_t> image = pack(input, Codec::kLz4);
     uint64_t setup_size = (image[0x1F1] + 1) * 512ull;
     PackerRecord info = test::get<PackerRecord>(image, setup_size + built_in_blobs(Codec::kLz4).stub.size());
-    CHECK(info.flags == (accepts ? kRecordKernelAcceptsMemory : 0u));
+    CHECK(info.flags == ((accepts ? kRecordKernelAcceptsMemory : 0u) | kRecordRelocationPlanes));
     std::string printed = test::printed_by([&](std::FILE* out) {
       REQUIRE(print_image_info({image, "out.img"}, out).ok());
     });
@@ -183,7 +183,8 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(info.min_kernel_address == input.kernel.physical.begin);  // the link address: 16 MiB
     CHECK(info.kernel_alignment == 0x200000);
     CHECK(info.relocations_size == input.relocation_table.size());
-    CHECK(info.flags == 0);
+    CHECK(!input.relocation_table.empty());
+    CHECK(info.flags == (codec == Codec::kRaw ? 0 : kRecordRelocationPlanes));  // compressed: the table coded
     CHECK(info.digest == static_cast<uint32_t>(digest_for(codec)));
     CHECK(info.bss_page == 0);  // the synthetic kernel has no .bss section
     CHECK(info.bss_pages == 0);

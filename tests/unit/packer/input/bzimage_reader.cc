@@ -297,6 +297,12 @@ TEST_CASE("a kpack record is found and checked") {
         "(kpack record at 0xb00)");
   CHECK(error_with([&](PackerRecord& r) { r.image_size = 0x80; }) ==
         "bzImage: the kpack record's image size does not cover the stub (0x80, 0x158) (kpack record at 0xb00)");
+  CHECK(error_with([&](PackerRecord& r) { r.flags = 0x10; }) ==
+        "bzImage: unknown flags in the kpack record (0x10, 0) (kpack record at 0xb00)");
+  CHECK(error_with([&](PackerRecord& r) {
+          r.codec = static_cast<uint32_t>(Codec::kRaw), r.digest = 0, r.frame_count = 0, r.frame_table_offset = 0;
+          r.flags = kRecordRelocationPlanes;
+        }) == "bzImage: the kpack record codes a raw payload's relocation table (0x8, 0) (kpack record at 0xb00)");
   // A checked record's image size is what the packer wrote: past the file's end, the file lost its end.
   CHECK(error_with([&](PackerRecord& r) { r.image_size = kStubBytes + payload.size() + 1; }) ==
         "bzImage: file truncated: " + std::to_string(5 * 512 + kStubBytes + payload.size()) + " of " +

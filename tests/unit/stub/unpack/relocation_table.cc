@@ -77,6 +77,30 @@ TEST_CASE("relocation table: the format follows from the number of 0 words") {
   CHECK(t.entries() == 0);
 }
 
+TEST_CASE("relocation planes: each word's difference from the one before, its bytes grouped low to high") {
+  std::vector<uint8_t> words = table_of({0, 0x81000100, 0x81000108, 0, 0x81200000});
+  // Differences 0, 0x81000100, 8, 0x7efffef8 (0 - 0x81000108, mod 2^32), 0x81200000.
+  const std::vector<uint8_t> planes = {0x00, 0x00, 0x08, 0xf8, 0x00,   // lowest bytes
+                                       0x00, 0x01, 0x00, 0xfe, 0x00,   //
+                                       0x00, 0x00, 0x00, 0xff, 0x20,   //
+                                       0x00, 0x81, 0x00, 0x7e, 0x81};  // highest bytes
+  std::vector<uint8_t> coded(words.size());
+  code_relocation_planes(words.data(), words.size(), coded.data());
+  CHECK(coded == planes);
+  std::vector<uint8_t> decoded(words.size());
+  decode_relocation_planes(coded.data(), coded.size(), decoded.data());
+  CHECK(decoded == words);
+
+  // Bytes past the last whole word stay as they are, both ways (parse_relocation_table refuses them).
+  std::vector<uint8_t> ragged = table_of({0, 0x81000010});
+  ragged.insert(ragged.end(), {0xaa, 0xbb});
+  std::vector<uint8_t> ragged_coded(ragged.size()), ragged_back(ragged.size());
+  code_relocation_planes(ragged.data(), ragged.size(), ragged_coded.data());
+  CHECK(ragged_coded == std::vector<uint8_t>{0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x81, 0xaa, 0xbb});
+  decode_relocation_planes(ragged_coded.data(), ragged_coded.size(), ragged_back.data());
+  CHECK(ragged_back == ragged);
+}
+
 TEST_CASE("relocation table: malformed tables are errors") {
   RelocationTable t;
   auto message = [&](const std::vector<uint8_t>& bytes) {
