@@ -225,7 +225,7 @@ Status apply_options(const Words& words, CommandLine& cl) {
   cl.hints.system_map_path = value("--system-map");
   if (!words.paging_flag.empty()) cl.hints.five_level = words.paging_flag == "--5level";
   for (auto [flag, codec] : kCodecFlags)
-    if (words.codec_flag == flag) cl.pack.compress.codec = codec;
+    if (words.codec_flag == flag) cl.pack.compress.codec = codec, cl.codec_named = true;
   cl.elf = words.elf;
   cl.pack.randomize_raw_physically = words.randomize_physical;
   if (words.verbosity_flag == "-q") cl.verbosity = Verbosity::kQuiet;
@@ -275,6 +275,8 @@ Status check_pack_options(const Words& words, CommandLine& cl) {
   };
   cl.pack.compress.level = default_level(codec);
   if (const std::string* text = given("--level")) {
+    if (!cl.codec_named)
+      return Error{"kpack: --level needs a codec (--lz4, --zstd, --xz or --gzip): the default one follows the input"};
     if (codec == Codec::kRaw) return Error{"kpack: --level does not apply to --raw (nothing is compressed)"};
     std::optional<int64_t> level = decimal(*text);
     if (!level) return Error{"kpack: --level takes a decimal number, not '" + *text + "'"};

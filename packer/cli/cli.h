@@ -29,9 +29,10 @@ struct CommandLine {
   std::string efivars = "/sys/firmware/efi/efivars";  // keys --efivars DIR
   bool pem = false;                                   // keys --pem
   bool layout_given = false;                          // packing: --layout was on the command line
-  bool elf = false;   // packing: --elf, an ELF for direct-boot VMMs (elf_writer.h), not a bzImage
-  KernelHints hints;  // packing: --config, --system-map, --5level, --no-5level
-  PackOptions pack;   // its compress.threads is 0 unless --threads says (main.cc: usable_cpus())
+  bool codec_named = false;  // packing: a codec option was given, else default_codec_for chooses
+  bool elf = false;          // packing: --elf, an ELF for direct-boot VMMs (elf_writer.h), not a bzImage
+  KernelHints hints;         // packing: --config, --system-map, --5level, --no-5level
+  PackOptions pack;          // its compress.threads is 0 unless --threads says (main.cc: usable_cpus())
   Verbosity verbosity = Verbosity::kNormal;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "packer/input/bzimage_reader.h"
+#include "packer/input/default_codec.h"
 #include "packer/cli/cli.h"
 #include "packer/base/cpu_count.h"
 #include "packer/input/elf_reader.h"
@@ -79,9 +80,12 @@ void say(const std::vector<std::string>& lines) {
   for (const std::string& line : lines) std::fprintf(stderr, "kpack: %s\n", line.c_str());
 }
 
-// Compress with every usable CPU, a progress line on a terminal, and the SBAT file's bytes.
-Result<PackOptions> pack_options(const CommandLine& cl, std::optional<ProgressLine>& progress) {
+// Compress with the codec named or `chosen`, on every usable CPU, a progress line on a terminal,
+// and the SBAT file's bytes.
+Result<PackOptions> pack_options(const CommandLine& cl, const std::optional<DefaultCodec>& chosen,
+                                 std::optional<ProgressLine>& progress) {
   PackOptions options = cl.pack;
+  if (chosen) options.compress.codec = chosen->codec, options.compress.level = chosen->level;
   if (options.compress.threads == 0) options.compress.threads = usable_cpus();
   if (cl.verbosity != Verbosity::kQuiet) progress.emplace(codec_name(options.compress.codec));
   if (!cl.sbat_input.empty()) {
@@ -124,8 +128,10 @@ Status pack(const CommandLine& cl) {
   KernelInput kernel = KPACK_TRY_RESULT(load_kernel(ctx, cl.hints));
   add_pack_warnings(ctx, kernel);
   ctx.times.end("read the kernel");
+  std::optional<DefaultCodec> chosen;
+  if (!cl.codec_named) chosen = default_codec_for(kernel);
   std::optional<ProgressLine> progress;
-  PackOptions options = KPACK_TRY_RESULT(pack_options(cl, progress));
+  PackOptions options = KPACK_TRY_RESULT(pack_options(cl, chosen, progress));
   PackedImage image = KPACK_TRY_RESULT(build_output(ctx, cl, kernel, options));
   progress.reset();  // its line erased before anything else is said
   ctx.times.end("laid out and compressed");
@@ -138,6 +144,8 @@ Status pack(const CommandLine& cl) {
     say({ctx.times.line()});
   }
   if (cl.verbosity == Verbosity::kQuiet) return Ok{};
+  if (chosen)
+    say({std::string("packed with ") + codec_name(chosen->codec) + ", as no codec was named: " + chosen->reason});
   say(ctx.warnings);
   return Ok{};
 }

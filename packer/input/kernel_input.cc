@@ -128,6 +128,7 @@ Result<KernelInput> load_kernel_from(const Context& ctx, std::vector<uint8_t> fi
     KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(elf.payload, view));
     KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
     input.relocation_table = std::move(payload.relocation_table);
+    input.source_format = elf.payload.format;
     input.version = version_from_banner(input.elf);
     input.cleared_by_kernel = cleared_by_kernel(*elf.payload.packer_record);
     const bool five_level = elf.payload.packer_record->flags & kRecordKernelFiveLevel;
@@ -155,6 +156,7 @@ Result<KernelInput> load_kernel_from(const Context& ctx, std::vector<uint8_t> fi
   KernelPayload payload = KPACK_TRY_RESULT(extract_kernel(image, view));
   KernelInput input = KPACK_TRY_RESULT(kernel_input_from_elf(std::move(payload.elf), path));
   input.relocation_table = std::move(payload.relocation_table);
+  input.source_format = image.format;
   input.cmdline_size = image.header.cmdline_size;
   // A stock image holds the linker's vmlinux, sections included; a kpack image's record says what
   // its packer knew.

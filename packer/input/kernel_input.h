@@ -11,6 +11,7 @@
 #include "packer/input/kernel_facts.h"
 #include "packer/base/context.h"
 #include "packer/base/result.h"
+#include "packer/codecs/codecs.h"
 
 namespace kpack {
 
@@ -30,6 +31,9 @@ struct KernelInput {
   std::optional<uint32_t> cmdline_size;  // from the source bzImage, when there was one
   std::optional<std::string> version;    // for the header's kernel_version string
   bool was_signed = false;               // the source bzImage carried an Authenticode signature
+  // The payload format of the image the kernel came from (a stock or kpack bzImage, a kpack ELF);
+  // none for a vmlinux. The default codec follows it (default_codec.h).
+  std::optional<StreamFormat> source_format;
   // The kernel runs with 5-level paging where the CPU has it (kernel_facts.h), and what said so:
   // empty when nothing did, and the image gets 4 levels, which every x86-64 kernel runs with.
   bool five_level_paging = false;

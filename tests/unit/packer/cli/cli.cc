@@ -21,8 +21,8 @@ TEST_CASE("the pack command line") {
 
   cl = parse({"vmlinux", "-o", "out"});
   REQUIRE(cl.ok());
-  CHECK(cl->pack.compress.codec == Codec::kLz4);  // the default codec
-  CHECK(cl->pack.compress.level == default_level(Codec::kLz4));
+  CHECK_FALSE(cl->codec_named);  // the input decides (default_codec_for), once it is read
+  CHECK(parse({"--raw", "vmlinux", "-o", "out"})->codec_named);
 
   cl = parse({"--lz4", "--level", "12", "--kernel-address", "0x1000000", "in", "-o", "out"});
   REQUIRE(cl.ok());
@@ -145,12 +145,14 @@ TEST_CASE("bad command lines are one-line errors") {
   CHECK(error({"--gzip", "--level", "10", "a", "-o", "x"}) == "kpack: --level 10 is out of range for gzip (1-9)");
   CHECK(error({"--xz", "--level", "0", "a", "-o", "x"}) == "kpack: --level 0 is out of range for xz (1-9)");
   CHECK(error({"--gzip", "--level", "010", "a", "-o", "x"}) == "kpack: --level 010 is out of range for gzip (1-9)");
-  CHECK(error({"--level", "-1", "a", "-o", "x"}) == "kpack: --level -1 is out of range for lz4 (1-12)");
-  CHECK(error({"--level", "5000", "a", "-o", "x"}) == "kpack: --level 5000 is out of range for lz4 (1-12)");
-  CHECK(error({"--level", "99999999999999999999", "a", "-o", "x"}) ==
+  CHECK(error({"--lz4", "--level", "-1", "a", "-o", "x"}) == "kpack: --level -1 is out of range for lz4 (1-12)");
+  CHECK(error({"--lz4", "--level", "5000", "a", "-o", "x"}) == "kpack: --level 5000 is out of range for lz4 (1-12)");
+  CHECK(error({"--lz4", "--level", "99999999999999999999", "a", "-o", "x"}) ==
         "kpack: --level 99999999999999999999 is out of range for lz4 (1-12)");
-  CHECK(error({"--level", "ten", "a", "-o", "x"}) == "kpack: --level takes a decimal number, not 'ten'");
-  CHECK(error({"--level", "0x5", "a", "-o", "x"}) == "kpack: --level takes a decimal number, not '0x5'");
+  CHECK(error({"--zstd", "--level", "ten", "a", "-o", "x"}) == "kpack: --level takes a decimal number, not 'ten'");
+  CHECK(error({"--zstd", "--level", "0x5", "a", "-o", "x"}) == "kpack: --level takes a decimal number, not '0x5'");
+  CHECK(error({"--level", "9", "a", "-o", "x"}) ==
+        "kpack: --level needs a codec (--lz4, --zstd, --xz or --gzip): the default one follows the input");
   CHECK(error({"--raw", "--level", "5", "a", "-o", "x"}) ==
         "kpack: --level does not apply to --raw (nothing is compressed)");
   CHECK(error({"--raw", "--threads", "2", "a", "-o", "x"}) ==

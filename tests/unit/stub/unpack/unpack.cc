@@ -12,6 +12,7 @@
 
 #include "formats/elf64.h"
 #include "packer/input/bzimage_reader.h"
+#include "packer/input/default_codec.h"
 #include "packer/codecs/codecs.h"
 #include "stub/unpack/frame_decoder.h"
 #include "stub/unpack/frame_table.h"
@@ -635,6 +636,8 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
   Result<KernelInput> stock = load_kernel(Context{.input = vmlinuz});
   REQUIRE_MESSAGE(stock.ok(), stock.error().message);
   CHECK(stock->relocation_table.size() > 100000);
+  CHECK(stock->source_format == StreamFormat::kLz4Legacy);  // Debian 12's cloud kernel
+  CHECK(default_codec_for(*stock).codec == Codec::kLz4);
   REQUIRE(stock->version.has_value());
   CHECK(stock->version->find(" (debian-kernel@lists.debian.org) #1 SMP") != std::string::npos);
   for (Codec codec : {Codec::kRaw, Codec::kGzip, Codec::kLz4, Codec::kZstd, Codec::kXz}) {
@@ -649,6 +652,11 @@ TEST_CASE("[real kernel] a stock Debian bzImage round-trips: extract, pack with 
     Result<KernelPayload> payload = extract_kernel(*read, {*image, "roundtrip.img"});
     REQUIRE_MESSAGE(payload.ok(), payload.error().message);
     CHECK(payload->relocation_table == stock->relocation_table);
+    // Repacked with no codec named: the same codec, but zstd for gzip and lz4 for raw.
+    Result<KernelInput> again = load_kernel_from(Context{.input = "roundtrip.img"}, *image);
+    REQUIRE_MESSAGE(again.ok(), again.error().message);
+    Codec expected = codec == Codec::kGzip ? Codec::kZstd : codec == Codec::kRaw ? Codec::kLz4 : codec;
+    CHECK(default_codec_for(*again).codec == expected);
     CHECK(version_from_bzimage(*image, read->header, read->setup_size) == stock->version);
     CHECK(version_from_banner(payload->elf) == stock->version);  // the vmlinux's own banner agrees
     Result<KernelHeaders> k = parse_vmlinux({payload->elf, "extracted"});
