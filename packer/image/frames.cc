@@ -108,10 +108,12 @@ Status append_elf_frames(const Context& ctx, const CompressOptions& options, con
   uint64_t chunk = options.chunk_size ? options.chunk_size : default_chunk_size(options.codec);
   std::vector<FramePiece> pieces;
   for (Range region : elf.regions) cut(elf.bytes, region, chunk, content_of(elf, region), pieces);
-  // The relocation table (sorted addresses, with few long repeats) is decoded on every KASLR
-  // boot: at zstd 19 or gzip 9 that was a noticeable part of the stub's work, and a cheap decode
-  // costs a fraction of it for a slightly larger image (doc/benchmark-history.md, "Figures the code rests on").
-  if (!relocation_table.empty()) pieces.push_back({relocation_table, Content::kTable, elf.bytes.size(), true});
+  // The relocation table is decoded on every KASLR boot. Coded (code_relocation_planes), it is
+  // smaller and cheaper to decode at zstd's own level than at its cheap one, so only gzip, whose
+  // inflate of it would cost a noticeable part of the stub's work, keeps it stored
+  // (doc/benchmark-history.md, "Figures the code rests on" and issue 45).
+  if (!relocation_table.empty())
+    pieces.push_back({relocation_table, Content::kTable, elf.bytes.size(), options.codec == Codec::kGzip});
   CompressOptions all = options;
   if (options.codec == Codec::kXz) {
     uint64_t largest = 0;
