@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include "formats/le.h"
+
 namespace kpack {
 
 inline constexpr uint32_t kRelocationWordSize = 4;   // a little-endian u32
@@ -78,8 +80,7 @@ inline void code_relocation_planes(const uint8_t* words, uint64_t size, uint8_t*
   const uint64_t count = size / kRelocationWordSize;
   uint32_t previous = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    const uint8_t* w = words + i * kRelocationWordSize;
-    uint32_t word = w[0] | uint32_t{w[1]} << 8 | uint32_t{w[2]} << 16 | uint32_t{w[3]} << 24;
+    uint32_t word = load_le<uint32_t>(words + i * kRelocationWordSize);
     uint32_t difference = word - previous;
     previous = word;
     for (uint32_t b = 0; b < kRelocationWordSize; ++b)
@@ -95,8 +96,7 @@ inline void decode_relocation_planes(const uint8_t* planes, uint64_t size, uint8
   for (uint64_t i = 0; i < count; ++i) {
     word += planes[i] | uint32_t{planes[count + i]} << 8 | uint32_t{planes[2 * count + i]} << 16 |
             uint32_t{planes[3 * count + i]} << 24;
-    uint8_t* w = words + i * kRelocationWordSize;
-    for (uint32_t b = 0; b < kRelocationWordSize; ++b) w[b] = static_cast<uint8_t>(word >> (8 * b));
+    store_le<uint32_t>(words + i * kRelocationWordSize, word);
   }
   for (uint64_t i = count * kRelocationWordSize; i < size; ++i) words[i] = planes[i];
 }
