@@ -25,7 +25,7 @@ inline constexpr const char* codec_name(Codec codec) {
 }
 
 inline constexpr uint8_t kPackerRecordMagic[8] = {'k', 'p', 'a', 'c', 'k', 'I', 'N', 'F'};
-inline constexpr uint32_t kPackerRecordVersion = 4;  // 4: the XXH3 digest covers the compressed bytes
+inline constexpr uint32_t kPackerRecordVersion = 5;  // 5: frames say their coding (FrameEntry::coding)
 // The stub blob is padded to this, and the PackerRecord starts right after it.
 inline constexpr uint32_t kPackerRecordAlign = 16;
 
@@ -109,18 +109,28 @@ static_assert(offsetof(PackerRecord, bss_pages) == 86);
 // the relocation table) contiguously and in order, so any frame can be decoded on its own, on any
 // CPU, straight to where its bytes belong. The first holds the ELF headers; a frame never
 // straddles a segment's file bytes.
+enum class FrameCoding : uint64_t {
+  kNone = 0,
+  // x86 call and jump targets made absolute (formats/call_targets.h), undone in place after the
+  // decode: frames of machine code, in the codecs that have no such filter of their own.
+  kCallTargets = 1,
+};
+inline constexpr uint64_t kFrameCodingCount = 2;
+
 struct FrameEntry {
   ul64 payload_offset;  // from the start of the payload
   ul64 payload_size;    // compressed bytes
   ul64 file_offset;     // where the decoded bytes start in the ELF file (the relocation table: its end)
   ul64 size;            // decoded bytes
   ul64 digest;          // XXH3-64 of the compressed bytes when PackerRecord::digest says so, else 0
+  ul64 coding;          // FrameCoding: what the packer did to the bytes before compressing them
 };
-static_assert(sizeof(FrameEntry) == 40);
+static_assert(sizeof(FrameEntry) == 48);
 static_assert(offsetof(FrameEntry, payload_size) == 8);
 static_assert(offsetof(FrameEntry, file_offset) == 16);
 static_assert(offsetof(FrameEntry, size) == 24);
 static_assert(offsetof(FrameEntry, digest) == 32);
+static_assert(offsetof(FrameEntry, coding) == 40);
 inline constexpr uint32_t kMaxFrames = 65536;
 
 // Where the record sits in the protected-mode part of a kpack image, given the setup header's

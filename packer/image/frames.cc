@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "formats/call_targets.h"
 #include "formats/elf64.h"
 
 namespace kpack {
@@ -43,7 +44,14 @@ Status append_frames(const Context& ctx, const CompressOptions& options, const s
         piece_options.threads = 1;
         piece_options.content = pieces[i].content;
         piece_options.fast_decode = pieces[i].fast_decode;
-        Status status = write_frame(ctx, piece_options, pieces[i].bytes, frames[i]);
+        std::span<const uint8_t> bytes = pieces[i].bytes;
+        std::vector<uint8_t> coded;
+        if (pieces[i].coding == FrameCoding::kCallTargets) {
+          coded.assign(bytes.begin(), bytes.end());
+          code_call_targets(coded.data(), coded.size(), pieces[i].file_offset);
+          bytes = coded;
+        }
+        Status status = write_frame(ctx, piece_options, bytes, frames[i]);
         if (!status) errors[i] = status.error();
       } catch (const std::bad_alloc&) {
         errors[i] = ctx.about_output("out of memory while compressing");
@@ -67,6 +75,7 @@ Status append_frames(const Context& ctx, const CompressOptions& options, const s
     entry.file_offset = pieces[i].file_offset;
     entry.size = pieces[i].bytes.size();
     entry.digest = xxh3 ? XXH3_64bits(frames[i].data(), frames[i].size()) : 0;
+    entry.coding = static_cast<uint64_t>(pieces[i].coding);
     out.frames.push_back(entry);
     out.bytes.insert(out.bytes.end(), frames[i].begin(), frames[i].end());
   }
@@ -77,13 +86,13 @@ namespace {
 
 // Cuts `region` into the fewest pieces of at most `chunk` bytes (0: one piece), all of about the
 // same size (whole pages but the last), so that no CPU gets a much larger frame than another.
-void cut(const std::vector<uint8_t>& bytes, Range region, uint64_t chunk, Content content,
+void cut(const std::vector<uint8_t>& bytes, Range region, uint64_t chunk, Content content, FrameCoding coding,
          std::vector<FramePiece>& pieces) {
   uint64_t count = chunk ? (region.size() + chunk - 1) / chunk : 1;
   uint64_t piece = count > 1 ? std::min(chunk, (region.size() / count + 4095) & ~uint64_t{4095}) : region.size();
   for (uint64_t at = region.begin; at < region.end;) {
     uint64_t size = std::min(piece, region.end - at);
-    pieces.push_back({std::span(bytes).subspan(at, size), content, at, false});
+    pieces.push_back({std::span(bytes).subspan(at, size), content, at, false, coding});
     at += size;
   }
 }
@@ -103,11 +112,17 @@ Content content_of(const PayloadElf& elf, Range region) {
 
 }  // namespace
 
+bool codes_call_targets(Codec codec) { return codec == Codec::kZstd || codec == Codec::kGzip; }
+
 Status append_elf_frames(const Context& ctx, const CompressOptions& options, const PayloadElf& elf,
                          std::span<const uint8_t> relocation_table, FramedPayload& out, const FrameProgress& progress) {
   uint64_t chunk = options.chunk_size ? options.chunk_size : default_chunk_size(options.codec);
   std::vector<FramePiece> pieces;
-  for (Range region : elf.regions) cut(elf.bytes, region, chunk, content_of(elf, region), pieces);
+  for (Range region : elf.regions) {
+    Content content = content_of(elf, region);
+    bool coded = content == Content::kCode && codes_call_targets(options.codec);
+    cut(elf.bytes, region, chunk, content, coded ? FrameCoding::kCallTargets : FrameCoding::kNone, pieces);
+  }
   // The relocation table is decoded on every KASLR boot. Coded (code_relocation_planes), it is
   // smaller and cheaper to decode at zstd's own level than at its cheap one, so only gzip, whose
   // inflate of it would cost a noticeable part of the stub's work, keeps it stored

@@ -17,8 +17,9 @@ namespace kpack {
 struct FramePiece {
   std::span<const uint8_t> bytes;
   Content content = Content::kBytes;
-  uint64_t file_offset = 0;  // where the bytes lie in the payload's ELF file (the table: at its end)
-  bool fast_decode = false;  // CompressOptions::fast_decode for this piece
+  uint64_t file_offset = 0;                 // where the bytes lie in the payload's ELF file (the table: at its end)
+  bool fast_decode = false;                 // CompressOptions::fast_decode for this piece
+  FrameCoding coding = FrameCoding::kNone;  // done to a copy of the bytes before they are compressed
 };
 
 // The frames, concatenated, and the table that says where each one starts and belongs.
@@ -46,11 +47,17 @@ using FrameWriter =
 Status append_frames(const Context& ctx, const CompressOptions& options, const std::vector<FramePiece>& pieces,
                      FramedPayload& out, const FrameProgress& progress, const FrameWriter& write_frame = append_frame);
 
+// Whether a codec's frames of machine code get their call targets coded (FrameCoding::kCallTargets):
+// zstd and gzip, for 11 % fewer bytes of code at 1 % more decode instructions. Not lz4, chosen for
+// speed, whose decode the coding makes a fifth dearer; not xz, whose streams have LZMA2's x86 BCJ
+// filter; not raw, whose bytes stay as they are (doc/benchmark-history.md).
+bool codes_call_targets(Codec codec);
+
 // The frames of a compact ELF (layout_compact): each region cut into pieces of at most the chunk
-// size (CompressOptions::chunk_size, else default_chunk_size), code regions Content::kCode, whole
-// writable segments without PF_X kData; then `relocation_table`, in a frame of its own
-// written to decode cheaply. xz gives every frame the same dictionary, at most what the largest
-// piece can use.
+// size (CompressOptions::chunk_size, else default_chunk_size), code regions Content::kCode (their
+// call targets coded where codes_call_targets says), whole writable segments without PF_X kData;
+// then `relocation_table`, in a frame of its own. xz gives every frame the same dictionary, at
+// most what the largest piece can use.
 Status append_elf_frames(const Context& ctx, const CompressOptions& options, const PayloadElf& elf,
                          std::span<const uint8_t> relocation_table, FramedPayload& out, const FrameProgress& progress);
 

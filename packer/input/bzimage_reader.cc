@@ -7,6 +7,7 @@
 
 #include <xxhash.h>
 
+#include "formats/call_targets.h"
 #include "formats/elf64.h"
 #include "formats/kpack_image.h"
 #include "formats/relocation_table.h"
@@ -46,8 +47,9 @@ Result<std::optional<PackerRecord>> find_packer_record(const FileView& file, std
 }
 
 // A kpack image's frames are proven as the stub proves them: the frame table checked as the stub
-// checks it, and each frame's digest against its compressed bytes.
-Status check_frames(const PackedPayload& image, const FileView& view, std::span<const uint8_t> decoded) {
+// checks it, and each frame's digest against its compressed bytes. Then each frame's coding is
+// undone in `decoded`, the frames' bytes one after another.
+Status check_and_uncode_frames(const PackedPayload& image, const FileView& view, std::span<uint8_t> decoded) {
   std::span<const uint8_t> file = view.bytes;
   const PackerRecord& info = *image.packer_record;
   uint64_t count = info.frame_count, at = image.protected_offset + info.frame_table_offset;
@@ -61,11 +63,14 @@ Status check_frames(const PackedPayload& image, const FileView& view, std::span<
   const FrameEntry& last = frames.back();
   if (uint64_t{last.file_offset} + uint64_t{last.size} != decoded.size())
     return view.error("the frame table does not describe the decoded payload");
-  if (info.digest != static_cast<uint32_t>(FrameDigest::kXxh3)) return Ok{};
   const uint8_t* payload = file.data() + image.payload_offset;
-  for (uint64_t i = 0; i < count; ++i)
-    if (XXH3_64bits(payload + frames[i].payload_offset, frames[i].payload_size) != frames[i].digest)
-      return view.error("payload frame " + std::to_string(i) + " does not match its digest (corrupt image)");
+  if (info.digest == static_cast<uint32_t>(FrameDigest::kXxh3))
+    for (uint64_t i = 0; i < count; ++i)
+      if (XXH3_64bits(payload + frames[i].payload_offset, frames[i].payload_size) != frames[i].digest)
+        return view.error("payload frame " + std::to_string(i) + " does not match its digest (corrupt image)");
+  for (const FrameEntry& f : frames)
+    if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets))
+      decode_call_targets(decoded.data() + f.file_offset, f.size, f.file_offset);
   return Ok{};
 }
 
@@ -217,7 +222,7 @@ Result<KernelPayload> extract_kernel(const PackedPayload& image, const FileView&
   std::vector<uint8_t> data =
       KPACK_TRY_RESULT(decode_stream(image.format, view.part(image.payload_offset, image.payload_size), max_output));
   if (image.packer_record && image.packer_record->codec != static_cast<uint32_t>(Codec::kRaw))
-    KPACK_TRY_RESULT(check_frames(image, view, data));
+    KPACK_TRY_RESULT(check_and_uncode_frames(image, view, data));
   uint64_t extent = KPACK_TRY_RESULT(elf_file_extent({data, view.name}));
 
   KernelPayload kernel;

@@ -18,7 +18,8 @@ DefaultCodec default_codec_for(const KernelInput& input) {
   const std::string payload = std::string("the input's payload is ") + stream_format_name(*input.source_format);
   switch (*input.source_format) {
     case StreamFormat::kZstd:
-      return with(Codec::kZstd, payload + ", and kpack's zstd image is within 1 % of a stock zstd image and boots faster");
+      return with(Codec::kZstd,
+                  payload + ", and kpack's zstd image is smaller than a stock zstd image and boots faster");
     case StreamFormat::kXz:
     case StreamFormat::kLzma:
       return with(Codec::kXz, payload + ", and kpack's xz image is no larger than a stock xz image and boots faster");

@@ -1,5 +1,7 @@
 #include "stub/unpack/frame_table.h"
 
+#include "formats/call_targets.h"
+
 namespace kpack {
 
 StubStatus check_frame_table(const FrameEntry* frames, uint32_t count, uint64_t payload_size,
@@ -14,12 +16,15 @@ StubStatus check_frame_table(const FrameEntry* frames, uint32_t count, uint64_t 
     if (f.file_offset != file_at) return fail("payload frames do not cover the kernel file in order", i, file_at);
     if (packed == 0 || packed > payload_size - payload_at) return fail("payload frame lies outside the payload", i);
     if (size == 0 || size > kMaxFrameSize) return fail("payload frame has a bad size", i, size);
+    if (f.coding >= kFrameCodingCount) return fail("payload frame has an unknown coding", i, f.coding);
     payload_at += packed;
     file_at += size;
   }
   if (payload_at != payload_size) return fail("payload frames do not fill the payload", payload_at, payload_size);
   if (relocations_size && frames[count - 1].size != relocations_size)
     return fail("the last payload frame is not the relocation table", frames[count - 1].size, relocations_size);
+  if (relocations_size && frames[count - 1].coding != static_cast<uint64_t>(FrameCoding::kNone))
+    return fail("the relocation table's frame has a coding", frames[count - 1].coding);
   return StubStatus::success();
 }
 
@@ -51,6 +56,7 @@ StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const Fra
     return fail("payload frame digest mismatch (corrupt payload)", index);
   KPACK_TRY(decoded);
   if (consumed != f.payload_size) return fail("payload frame is shorter than the frame table says", index, consumed);
+  if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets)) decode_call_targets(dst, f.size, f.file_offset);
   return StubStatus::success();
 }
 

@@ -13,8 +13,9 @@
 namespace kpack {
 
 // The frames cover [0, payload_size) of the payload and, in order, the ELF file from offset 0, then
-// (with `relocations_size`) one last frame holding exactly the relocation table. No frame is empty,
-// none is larger than kMaxFrameSize, and there are at most kMaxFrames.
+// (with `relocations_size`) one last frame holding exactly the relocation table, uncoded. No frame
+// is empty, none is larger than kMaxFrameSize or has an unknown coding, and there are at most
+// kMaxFrames.
 inline constexpr uint64_t kMaxFrameSize = 1ull << 30;
 StubStatus check_frame_table(const FrameEntry* frames, uint32_t count, uint64_t payload_size,
                              uint64_t relocations_size);
@@ -27,8 +28,8 @@ StubStatus frame_target(const KernelHeaders& kernel, const FrameEntry& f, uint64
 
 // Decodes frame `index` into dst[0, f.size) and proves it: exactly f.size bytes from exactly
 // f.payload_size, and the digest the record names over its compressed bytes, taken right after the
-// decode. A damaged frame writes only inside dst[0, f.size), and its digest mismatch is reported
-// ahead of whatever the decoder made of it.
+// decode; then its coding is undone in place. A damaged frame writes only inside dst[0, f.size),
+// and its digest mismatch is reported ahead of whatever the decoder made of it.
 StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const FrameEntry& f, uint32_t index,
                         FrameDigest digest, uint8_t* dst);
 

@@ -175,7 +175,7 @@ TEST_CASE("the setup header of a packed image follows boot protocol 2.15") {
     CHECK(test::get<uint32_t>(image, setup_size + kernel_info + 4) == 16);
     PackerRecord info = test::get<PackerRecord>(image, setup_size + blobs.stub.size());
     CHECK(std::memcmp(info.magic, "kpackINF", 8) == 0);
-    CHECK(info.version == 4);
+    CHECK(info.version == 5);
     CHECK(info.codec == static_cast<uint32_t>(codec));
     CHECK(info.payload_offset == payload_offset);
     CHECK(info.payload_size == payload_length);

@@ -286,7 +286,7 @@ TEST_CASE("a kpack record is found and checked") {
   CHECK(image->packer_record->payload_size == payload.size());
 
   CHECK(error_with([&](PackerRecord& r) { r.version = 7; }) ==
-        "bzImage: written by a kpack with record version 7, this kpack reads version 4 (kpack record at 0xb00)");
+        "bzImage: written by a kpack with record version 7, this kpack reads version 5 (kpack record at 0xb00)");
   CHECK(contains(error_with([&](PackerRecord& r) { r.payload_size = payload.size() - 1; }),
                  "disagrees with the setup header"));
   CHECK(error_with([&](PackerRecord& r) { r.codec = 9; }) ==

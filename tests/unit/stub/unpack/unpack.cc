@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <random>
 
+#include "formats/call_targets.h"
 #include "formats/elf64.h"
 #include "packer/input/bzimage_reader.h"
 #include "packer/input/default_codec.h"
@@ -36,7 +38,7 @@ namespace {
 
 constexpr uint64_t kRamSize = 128ull << 20;
 constexpr uint64_t kImageBase = 0x100000;
-constexpr uint64_t kStubSize = 0x10000;  // stands for the stub's code before the payload
+constexpr uint64_t kStubSize = 0x20000;  // stands for the stub's code before the payload
 
 class CountingTrace final : public UnpackTrace {
  public:
@@ -422,6 +424,62 @@ std::vector<uint64_t> flips_let_through(Codec codec, const FramedPayload& payloa
   return passed;
 }
 
+// typical_segments() with a call or a jump every 13 bytes of its code, to one of 8 functions in it
+// (formats/call_targets.h): what the coding of call targets finds in a real kernel's text.
+std::vector<uint8_t> kernel_with_calls() {
+  std::vector<uint8_t> elf = test::make_kernel_elf(test::typical_segments());
+  const uint64_t code = 0x1000, code_size = test::typical_segments()[0].filesz;  // the first segment
+  for (uint64_t at = code + 64; at + kCallInstructionSize <= code + code_size; at += 13) {
+    uint64_t target = code + (at * 7919 % 8) * (code_size / 8);
+    elf[at] = at % 3 ? 0xE8 : 0xE9;
+    store_le<uint32_t>(elf.data() + at + 1, static_cast<uint32_t>(target - (at + kCallInstructionSize)));
+  }
+  return elf;
+}
+
+TEST_CASE("every frame decodes on its own, in any order, its call targets decoded in place") {
+  KernelInput input = input_from(kernel_with_calls());
+  PayloadElf elf = layout_compact(input);
+  std::vector<uint8_t> arena_bytes(kArenaSize + (8 << 20));
+  for (Codec codec : {Codec::kLz4, Codec::kGzip, Codec::kZstd, Codec::kXz}) {
+    std::string name = codec_name(codec);
+    CAPTURE(name);
+    FramedPayload payload = compressed_payload(input, codec);
+    std::vector<uint32_t> order(payload.frames.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), std::mt19937(45));
+    Arena arena(arena_bytes.data(), arena_bytes.size());
+    FrameDecoder decoder;  // one decoder takes the frames in turn, as one CPU's does in the stub
+    REQUIRE(decoder.init(codec, arena, digest_for(codec) != FrameDigest::kXxh3).ok());
+    std::vector<uint8_t> out(elf.bytes.size(), 0xAA);
+    uint32_t coded_frames = 0;
+    for (uint32_t i : order) {
+      const FrameEntry& f = payload.frames[i];
+      StubStatus status =
+          decode_frame(decoder, payload.bytes.data(), f, i, digest_for(codec), out.data() + f.file_offset);
+      std::string why = status.ok() ? "" : status.message;
+      CAPTURE(why);
+      REQUIRE(status.ok());
+      if (f.coding != static_cast<uint64_t>(FrameCoding::kCallTargets)) continue;
+      // The frame holds the code coded: decoded without undoing it, the bytes are the coder's.
+      ++coded_frames;
+      FrameEntry as_stored = f;
+      as_stored.coding = static_cast<uint64_t>(FrameCoding::kNone);
+      std::vector<uint8_t> stored(f.size),
+          want(elf.bytes.begin() + f.file_offset, elf.bytes.begin() + f.file_offset + f.size);
+      REQUIRE(decode_frame(decoder, payload.bytes.data(), as_stored, i, digest_for(codec), stored.data()).ok());
+      code_call_targets(want.data(), want.size(), f.file_offset);
+      CHECK(stored == want);
+      CHECK(!std::equal(stored.begin(), stored.end(), elf.bytes.begin() + f.file_offset));
+    }
+    CHECK(out == elf.bytes);
+    // Code is 0x23000 bytes in frames of kTestChunk: 5 of them, coded in zstd and gzip images.
+    bool coding = codec == Codec::kZstd || codec == Codec::kGzip;
+    CHECK(coded_frames == (coding ? 5u : 0u));
+    CHECK(codes_call_targets(codec) == coding);
+  }
+}
+
 TEST_CASE("lz4 and zstd digests cover each frame's compressed bytes, exactly") {
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
   for (Codec codec : {Codec::kLz4, Codec::kZstd}) {
@@ -592,6 +650,15 @@ TEST_CASE("the frame table is checked before any frame is decoded") {
   FrameEntry empty[3] = {good[0], good[1], good[2]};
   empty[1].size = 0;
   CHECK(message(empty, 3, 35, 0) == "payload frame has a bad size");
+  FrameEntry coded[3] = {good[0], good[1], good[2]};
+  coded[1].coding = static_cast<uint64_t>(FrameCoding::kCallTargets);
+  CHECK(check_frame_table(coded, 3, 35, 8).ok());
+  coded[1].coding = kFrameCodingCount;
+  CHECK(message(coded, 3, 35, 8) == "payload frame has an unknown coding");
+  coded[1].coding = 0;
+  coded[2].coding = static_cast<uint64_t>(FrameCoding::kCallTargets);
+  CHECK(message(coded, 3, 35, 8) == "the relocation table's frame has a coding");
+  CHECK(check_frame_table(coded, 3, 35, 0).ok());  // without a table, the last frame is the ELF's
 
   // A frame must sit inside one segment's file bytes, or wholly between segments.
   KernelInput input = input_from(test::make_kernel_elf(test::typical_segments()));
