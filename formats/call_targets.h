@@ -4,8 +4,8 @@
 //
 // An x86 `call rel32` (E8) or `jmp rel32` (E9) stores its target as a distance from the next
 // instruction, so every call of one function has different bytes. Coded, the distance becomes the
-// target itself, the same bytes at every call, which the codecs then find as repeats: 7.3.4's code
-// (18.3 MB) goes from 7,302,392 bytes of zstd -19 to 6,452,383 (doc/benchmark-history.md).
+// target itself, the same bytes at every call, which the codecs then find as repeats (what it
+// saves and costs: doc/benchmark-history.md, "Call targets coded").
 //
 // The scan goes forward from the frame's first byte. Each E8 or E9 byte it meets is taken as an
 // opcode and its next 4 bytes as the operand, which the scan then steps over, coded or not, so
@@ -50,7 +50,7 @@ inline void convert_call_target(uint8_t* bytes, uint64_t at, uint64_t position) 
 // Codes or decodes bytes [0, size) of a frame that starts at `position` in the payload's ELF file.
 // Sixteen bytes at a time (SSE2, which every x86-64 CPU has): a mask of the bytes that are E8 or
 // E9 ((b | 1) == E9), whose opcodes are taken lowest first, each clearing the mask up to the end
-// of its operand; the decode of a kernel's code costs about 1 instruction a byte.
+// of its operand: the codes are rare enough in code that most blocks cost a handful of instructions.
 template <CallTargets kDirection>
 inline void convert_call_targets(uint8_t* bytes, uint64_t size, uint64_t position) {
   constexpr uint64_t kBlock = 16;

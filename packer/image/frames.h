@@ -48,9 +48,10 @@ Status append_frames(const Context& ctx, const CompressOptions& options, const s
                      FramedPayload& out, const FrameProgress& progress, const FrameWriter& write_frame = append_frame);
 
 // Whether a codec's frames of machine code get their call targets coded (FrameCoding::kCallTargets):
-// zstd and gzip, for 11 % fewer bytes of code at 1 % more decode instructions. Not lz4, chosen for
-// speed, whose decode the coding makes a fifth dearer; not xz, whose streams have LZMA2's x86 BCJ
-// filter; not raw, whose bytes stay as they are (doc/benchmark-history.md).
+// zstd and gzip, whose code it shrinks much for a small part of their decode. Not lz4, chosen for
+// speed, whose decode it makes much dearer; not xz, whose streams have LZMA2's x86 BCJ filter; not
+// raw, whose bytes stay as they are (the figures: doc/benchmark-history.md, "Figures the code
+// rests on").
 bool codes_call_targets(Codec codec);
 
 // The frames of a compact ELF (layout_compact): each region cut into pieces of at most the chunk
