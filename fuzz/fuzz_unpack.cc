@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "packer/codecs/codecs.h"
+#include "formats/call_targets.h"
 #include "formats/le.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/guarded_memory.h"
@@ -81,7 +82,7 @@ StreamFormat stream_format_of(Codec codec) {
 }
 
 // The ELF file (then the relocation table) the payload holds, each frame decoded on its own by
-// the host's independent stream reader and put where the frame table says. A frame the host
+// the host's independent stream reader, its coding undone, and put where the frame table says. A frame the host
 // cannot decode to its size stays zeros: the engine skips frames of bytes between segments, so a
 // corrupt one there is no error; anywhere else the comparison below catches it. Empty when the
 // table describes more than the fuzzer's memory could hold.
@@ -95,7 +96,9 @@ std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& paylo
     if (elf.size() < at + size) elf.resize(at + size);
     Result<std::vector<uint8_t>> decoded =
         decode_stream(stream_format_of(codec), {std::span(payload).subspan(from, packed), "fuzz"}, size);
-    if (decoded && decoded->size() == size) std::copy(decoded->begin(), decoded->end(), elf.begin() + at);
+    if (!decoded || decoded->size() != size) continue;
+    if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets)) decode_call_targets(decoded->data(), size, at);
+    std::copy(decoded->begin(), decoded->end(), elf.begin() + at);
   }
   return elf;
 }
