@@ -48,6 +48,13 @@ def main():
         return 1
     with open(log, "rb") as f:
         slide = kernel_slide(f.read().decode("latin-1"))
+    for line in summarize(samples, slide):
+        print(line)
+    return 0
+
+
+def summarize(samples, slide):
+    """One line per vCPU from the "info registers -a" texts: its RIPs in order, first seen first."""
     cpus = {}
     for text in samples:
         for cpu, regs in re.findall(r"CPU#(\d+)\n(.*?)(?=\nCPU#|\Z)", text, re.S):
@@ -58,10 +65,11 @@ def main():
                 state["rips"].append(int(rip.group(1), 16))
             if halted:
                 state["hlt"].add(halted.group(1))
+    lines = []
     for cpu in sorted(cpus):
         rips = ", ".join(describe(r, slide) for r in cpus[cpu]["rips"])
-        print(f"vcpu-state: vCPU {cpu}: HLT={'/'.join(sorted(cpus[cpu]['hlt']))} RIP {rips}")
-    return 0
+        lines.append(f"vcpu-state: vCPU {cpu}: HLT={'/'.join(sorted(cpus[cpu]['hlt']))} RIP {rips}")
+    return lines
 
 
 if __name__ == "__main__":
