@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "tests/support/bytes.h"
@@ -99,6 +100,28 @@ TEST_CASE("relocation planes: each word's difference from the one before, its by
   CHECK(ragged_coded == std::vector<uint8_t>{0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x81, 0xaa, 0xbb});
   decode_relocation_planes(ragged_coded.data(), ragged_coded.size(), ragged_back.data());
   CHECK(ragged_back == ragged);
+}
+
+TEST_CASE("relocation planes decode, sixteen words at a time, to the words for every length") {
+  std::mt19937 random(45);
+  for (uint64_t count = 0; count <= 100; ++count) {
+    for (uint64_t ragged = 0; ragged < kRelocationWordSize; ragged += 3) {
+      CAPTURE(count);
+      CAPTURE(ragged);
+      // Sorted lists as relocs writes them (small differences), with big jumps and wraps mixed in.
+      std::vector<uint8_t> words;
+      uint32_t w = 0x81000000;
+      for (uint64_t i = 0; i < count; ++i) {
+        w += random() % 5 == 0 ? static_cast<uint32_t>(random()) : random() % 64;
+        test::append_le32(words, w);
+      }
+      for (uint64_t i = 0; i < ragged; ++i) words.push_back(static_cast<uint8_t>(random()));
+      std::vector<uint8_t> coded(words.size()), decoded(words.size(), 0xcc);
+      code_relocation_planes(words.data(), words.size(), coded.data());
+      decode_relocation_planes(coded.data(), coded.size(), decoded.data());
+      REQUIRE(decoded == words);
+    }
+  }
 }
 
 TEST_CASE("relocation table: malformed tables are errors") {
