@@ -16,10 +16,10 @@
 // sign-extended, so a coded operand's top byte is 0x00 or 0xFF too, and decoding finds it again.
 #pragma once
 
-#include <emmintrin.h>
 #include <stdint.h>
 
 #include "formats/le.h"
+#include "formats/sse2.h"
 
 namespace kpack {
 

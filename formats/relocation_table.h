@@ -13,10 +13,10 @@
 // per-CPU section it served.) So the number of zero words gives the format.
 #pragma once
 
-#include <emmintrin.h>
 #include <stdint.h>
 
 #include "formats/le.h"
+#include "formats/sse2.h"
 
 namespace kpack {
 
