@@ -60,6 +60,10 @@ PayloadElf rewrite(const KernelInput& input, const std::vector<Placement>& place
   PayloadElf out;
   out.bytes.assign(file_size, 0);
   elf::Ehdr ehdr = old_ehdr;
+  // The header and the table as written here, whatever sizes the input's header claimed (an
+  // e_ehsize past the end made an image `kpack extract` refused).
+  ehdr.ehsize = sizeof(elf::Ehdr);
+  ehdr.phentsize = sizeof(elf::Phdr);
   ehdr.phoff = sizeof(elf::Ehdr);
   ehdr.shoff = 0;
   ehdr.shnum = 0;
