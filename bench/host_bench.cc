@@ -191,9 +191,7 @@ uint64_t library_decode(Codec codec, std::span<const uint8_t> src, uint8_t* dst,
 // what any program that decodes a kpack payload to the kernel must do.
 uint64_t library_decode_kernel(const Loaded& l, uint8_t* dst, uint64_t capacity) {
   uint64_t produced = library_decode(l.codec, l.payload, dst, capacity);
-  for (const FrameEntry& f : l.frames)
-    if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets))
-      decode_call_targets(dst + f.file_offset, f.size, f.file_offset);
+  for (const FrameEntry& f : l.frames) undo_frame_coding(f, dst + f.file_offset);
   return produced;
 }
 

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "formats/kpack_image.h"
 #include "formats/le.h"
 #include "formats/sse2.h"
 
@@ -84,6 +85,12 @@ inline void code_call_targets(uint8_t* bytes, uint64_t size, uint64_t position) 
 }
 inline void decode_call_targets(uint8_t* bytes, uint64_t size, uint64_t position) {
   convert_call_targets<CallTargets::kDecode>(bytes, size, position);
+}
+
+// Frame `f`'s decoded bytes [0, f.size) back to the kernel's, whatever its coding: the one place
+// that maps FrameEntry::coding to its undoing, for the stub, `kpack extract` and the host tools.
+inline void undo_frame_coding(const FrameEntry& f, uint8_t* bytes) {
+  if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets)) decode_call_targets(bytes, f.size, f.file_offset);
 }
 
 }  // namespace kpack

@@ -97,7 +97,7 @@ std::vector<uint8_t> host_decoded(Codec codec, const std::vector<uint8_t>& paylo
     Result<std::vector<uint8_t>> decoded =
         decode_stream(stream_format_of(codec), {std::span(payload).subspan(from, packed), "fuzz"}, size);
     if (!decoded || decoded->size() != size) continue;
-    if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets)) decode_call_targets(decoded->data(), size, at);
+    undo_frame_coding(f, decoded->data());
     std::copy(decoded->begin(), decoded->end(), elf.begin() + at);
   }
   return elf;

@@ -68,9 +68,7 @@ Status check_and_uncode_frames(const PackedPayload& image, const FileView& view,
     for (uint64_t i = 0; i < count; ++i)
       if (XXH3_64bits(payload + frames[i].payload_offset, frames[i].payload_size) != frames[i].digest)
         return view.error("payload frame " + std::to_string(i) + " does not match its digest (corrupt image)");
-  for (const FrameEntry& f : frames)
-    if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets))
-      decode_call_targets(decoded.data() + f.file_offset, f.size, f.file_offset);
+  for (const FrameEntry& f : frames) undo_frame_coding(f, decoded.data() + f.file_offset);
   return Ok{};
 }
 

@@ -56,7 +56,7 @@ StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const Fra
     return fail("payload frame digest mismatch (corrupt payload)", index);
   KPACK_TRY(decoded);
   if (consumed != f.payload_size) return fail("payload frame is shorter than the frame table says", index, consumed);
-  if (f.coding == static_cast<uint64_t>(FrameCoding::kCallTargets)) decode_call_targets(dst, f.size, f.file_offset);
+  undo_frame_coding(f, dst);
   return StubStatus::success();
 }
 
