@@ -94,17 +94,21 @@ class ApplicationProcessors final : public FrameWorkers {
   uint64_t memory_for(uint32_t count) const override { return smp::helper_memory_size(count); }
 
   uint32_t start(void (*work)(void*, uint32_t), void* arg, uint32_t count, Range memory) override {
-    work_ = work, arg_ = arg;
+    work_ = work, arg_ = arg, work_handed_out_ = rdtsc();
     return smp::start_helpers(&ApplicationProcessors::run, this, count, memory, memory_);
   }
 
   // Also after a boot that gave them nothing to do (or failed): every woken AP is parked.
-  void finish() override { returned_ += smp::park_helpers(&report_); }
+  void finish() override {
+    if (!caller_done_) caller_done_ = rdtsc();
+    returned_ += smp::park_helpers(&report_);
+  }
 
   void before_decoding(uint32_t index, uint8_t* ram, uint64_t size, uint64_t working_set) override {
     uint64_t start = rdtsc();
     uint64_t pages = grow_emulated_tlb(ram, size, working_set);
     if (index == 0) tlb_pages_ = pages, tlb_cycles_ = rdtsc() - start;
+    if (index != 0) helper_joined_[index] = start;
   }
 
   // kpack.test_stopped_helper: the first AP stays inside its first item until park_helpers gives
@@ -125,11 +129,28 @@ class ApplicationProcessors final : public FrameWorkers {
       serial::print("kpack: QEMU TCG: software TLB grown, %lu pages touched, cycles=%lu\n", tlb_pages_, tlb_cycles_);
   }
 
+  // kpack.debug: where the decode's time went with helpers, in cycles from the work's handing out
+  // (start): when the first helper was ready for its first item, when the boot CPU found the queue
+  // empty, when the last helper did. Two CPUs reach half the time only if a helper joins early and
+  // the last two are close; if they are and the ratio is still far from half, every CPU ran slower
+  // beside the others (doc/benchmark-history.md, issue 45's two-CPU section).
+  void print_timeline() const {
+    uint64_t joined = ~0ull, done = 0;
+    for (uint32_t i = 1; i <= kMaxFrameWorkers; ++i) {
+      if (helper_joined_[i] && helper_joined_[i] < joined) joined = helper_joined_[i];
+      if (helper_done_[i] > done) done = helper_done_[i];
+    }
+    if (!debug_ || !work_handed_out_ || !done || joined == ~0ull) return;
+    serial::print("kpack: decode timeline: first helper joined at %lu, boot CPU done at %lu, helpers done at %lu\n",
+                  joined - work_handed_out_, caller_done_ - work_handed_out_, done - work_handed_out_);
+  }
+
  private:
   static void run(void* self, uint32_t index) {
     auto* aps = static_cast<ApplicationProcessors*>(self);
     __atomic_fetch_add(&aps->ran_, 1, __ATOMIC_RELAXED);
     aps->work_(aps->arg_, index);
+    aps->helper_done_[index] = rdtsc();
   }
 
   PhysicalMemory& memory_;
@@ -144,6 +165,10 @@ class ApplicationProcessors final : public FrameWorkers {
   uint32_t returned_ = 0;
   uint64_t tlb_pages_ = 0;  // the boot CPU's grow_emulated_tlb
   uint64_t tlb_cycles_ = 0;
+  uint64_t work_handed_out_ = 0;                       // TSC: start()
+  uint64_t helper_joined_[kMaxFrameWorkers + 1] = {};  // TSC: each helper's before_decoding
+  uint64_t helper_done_[kMaxFrameWorkers + 1] = {};    // TSC: each helper's return from the queue
+  uint64_t caller_done_ = 0;
 };
 
 // kpack.debug: how deep the boot stack went. The stack is zeros in the image file (.bss is inside
@@ -179,6 +204,7 @@ class BareMetal final : public BootPlatform {
   HelperCounts end_decoding(const UnpackResult&, const StubOptions& options) override {
     helpers_->finish();
     helpers_->print_tlb();
+    helpers_->print_timeline();
     if (options.debug) print_stack_use();
     return helpers_->counts();
   }

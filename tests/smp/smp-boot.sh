@@ -13,7 +13,8 @@
 #     with kpack.cpus=1 (or nosmp, maxcpus=0/1, nr_cpus=1) the stub looks at nothing: "0 found, 0
 #     started"; "frames: N, H by helpers"
 #     with H >= 1 when an AP returned from the work, H = 0 when none started;
-#   - when frames were decoded, the boot CPU's "kpack: QEMU TCG: software TLB grown" line;
+#   - when frames were decoded, the boot CPU's "kpack: QEMU TCG: software TLB grown" line; when
+#     helpers decoded some, the "kpack: decode timeline" line, its helper joining before the end;
 #   - /init's marker (KPACK_INIT_OK), and /sys/devices/system/cpu/online = 0-(CPUS-1) ("0" for one):
 #     the kernel started every AP after the stub parked them, whatever the stub did.
 #
@@ -83,6 +84,13 @@ if [[ $started -eq 0 ]]; then
     [[ $by_helpers -eq 0 ]] || fail "$by_helpers frames decoded by helpers, but no AP started"
 elif [[ $want_returned -gt 0 ]]; then
     [[ $by_helpers -ge 1 ]] || fail "no frame decoded by the $started helpers"
+    # The decode's timeline (cycles from the boot CPU's first item): a helper joins after that
+    # start and before the last CPU leaves the queue, or the line says nothing true.
+    timeline=$(grep -a -m1 -o 'kpack: decode timeline: first helper joined at [0-9]*, boot CPU done at [0-9]*, helpers done at [0-9]*' "$log") ||
+        fail "no 'kpack: decode timeline' line though $by_helpers frames were decoded by helpers"
+    read -r joined caller helpers_done <<<"$(echo "$timeline" | sed 's/[^0-9 ]//g; s/  */ /g')"
+    last=$((caller > helpers_done ? caller : helpers_done))
+    [[ $joined -lt $last ]] || fail "'$timeline': the first helper joined after every CPU was done"
 fi
 
 # Every CPU that decodes grows QEMU's software TLB first (stub/arch/emulated_tlb.h); these boots
