@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh [--quick] [--only PART[,PART...]] [--out DIR] [--no-write]
 #
-# Every figure of BENCHMARKS.md from one command. Builds kpack, fetches Debian's cloud kernels (6.1:
-# stock lz4, 6.12 and the newest 7.x of trixie-backports: stock zstd), packs raw/gzip/lz4/zstd/xz images from each stock bzImage (so the
+# Every figure of BENCHMARKS.md from one command. Builds kpack, fetches Debian's cloud kernels (Debian
+# 12's 6.1: stock lz4; Debian 13's 6.12, 6.18 and the newest 7.x of trixie-backports: stock zstd), packs raw/gzip/lz4/zstd/xz images from each stock bzImage (so the
 # header's facts, 5-level paging among them, and the relocation table come from the stock image;
 # their sizes and the stubs' are measured every run), extracts each vmlinux and its relocation
 # table (`kpack extract`) for the PVH boot and the host-side figures, then runs the parts:
@@ -11,7 +11,8 @@
 #           (bench/guest.sh)
 #   efi     OVMF -kernel, one CPU, -icount: stock, raw (both layouts), lz4, zstd (bench/efi.sh)
 #   smp     -smp 2, every CPU against kpack.cpus=1, SeaBIOS and OVMF (bench/smp.sh)
-#   host    kpack_host_bench: engine vs library vs stock-shaped decode, and what verifying costs
+#   host    kpack_host_bench: engine vs library vs stock-shaped decode, what verifying costs, and
+#           the engine on two host threads against one (the ceiling for part smp's ratio here)
 #   pack    pack time of `kpack --CODEC` against the codec's own CLI (bench/pack_time.sh)
 #   kaslr   -icount boots with KASLR and with nokaslr (bench/kaslr.sh)
 #   xz      Debian's generic kernel, whose stock image is xz (bench/xz.sh)
@@ -22,11 +23,11 @@
 # Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given.
-#   --quick  the 6.1 and the newest 7.x cloud kernels and one run per -icount figure (they repeat exactly), but
+#   --quick  the same kernels, and one run per -icount figure (they repeat exactly), but
 #            3 with -cpu max (its RDRAND makes each KASLR draw, kpack's and stock's, differ) and
 #            every wall time and multi-CPU ratio at 5 interleaved runs or more (bench/README.md):
 #            5 wall rounds, 5 pack runs, 10 SMP rounds, 15 host runs
-#            (about 40 min on a quiet 2-core machine; the full run, about 6 hours)
+#            (some 20-30 min a kernel on a quiet 2-core machine; the full run, some 2 hours a kernel)
 #   --only   run just these parts; the other tables keep the data of the run that last made them,
 #            which their tables name (or say they were never run)
 # A missing tool or a failed part stops the run with a line naming it.
@@ -54,14 +55,15 @@ for part in "${parts[@]}"; do
 done
 
 # Runs per figure: the full run, or --quick's few.
-# Kernels as TAG=FETCH,ARGUMENTS (scripts/fetch-kernel.sh's, commas for spaces; "-" for none): Debian 12's 6.1 (stock lz4)
-# and 6.12 (stock zstd), and the newest trixie-backports kernel (7.x, stock zstd; its tag is its
-# series, read from the version fetched).
+# Kernels as TAG=FETCH,ARGUMENTS (scripts/fetch-kernel.sh's, commas for spaces; "-" for none): Debian 12's 6.1 (stock lz4),
+# Debian 13's 6.12 and trixie-backports' 6.18 (stock zstd, as every kernel since), and the newest
+# trixie-backports kernel (7.x; its tag is its series, read from the version fetched).
+debian13="6.12=--suite,trixie,6.12 6.18=--suite,trixie-backports,6.18"
 newest="newest=--suite,trixie-backports"
 if [[ -n $quick ]]; then
-    kernel_specs="6.1=- $newest" icount_runs=1 max_runs=3 wall_rounds=5 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=1 xz_runs=1 setup_runs=1
+    kernel_specs="6.1=- $debian13 $newest" icount_runs=1 max_runs=3 wall_rounds=5 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=1 xz_runs=1 setup_runs=1
 else
-    kernel_specs="6.1=- 6.12=6.12 $newest" icount_runs=3 max_runs=5 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=3 xz_runs=3 setup_runs=3
+    kernel_specs="6.1=- $debian13 $newest" icount_runs=3 max_runs=5 wall_rounds=10 smp_rounds=10 host_runs=15 pack_runs=5 kaslr_runs=3 xz_runs=3 setup_runs=3
 fi
 # Wall times and multi-CPU ratios: at least 5 interleaved runs, whatever the mode (bench/README.md).
 ((wall_rounds >= 5 && smp_rounds >= 5 && host_runs >= 5 && pack_runs >= 5)) || fail "a noisy figure has fewer than 5 runs"
@@ -190,7 +192,10 @@ smp() {
 host() {
     local tag
     for tag in $kernels; do
-        "$build/bench/kpack_host_bench" "$out/$tag/vmlinux" --runs "$host_runs" > "$out/$tag/host.txt" || return 1
+        # --threads 2: the same engine on two host threads against one, this machine's own ceiling
+        # for the guest's two-CPU decode ratio (part smp).
+        "$build/bench/kpack_host_bench" "$out/$tag/vmlinux" --runs "$host_runs" --threads 2 > "$out/$tag/host.txt" ||
+            return 1
     done
 }
 run_part legacy legacy
