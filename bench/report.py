@@ -269,6 +269,11 @@ def legacy_targets(r, tag, base, cpu_max, costs):
         r.target(f"{tag}: kpack raw, KASLR on, within 5 M instructions of PVH (qemu64)", f"{tag} kpack raw",
                  f"{tag} PVH", costs[tag, "raw"] <= 5e6, f"{mega(costs[tag, 'raw'], True)} M")
     own = r.data.stock_codec(tag)
+    # Issue 45: on a zstd kernel, kpack's zstd image is to cost at most 0.85 of what stock's does.
+    if own == "zstd" and (tag, "zstd") in costs and (tag, "stock") in costs and costs[tag, "stock"] > 0:
+        share = costs[tag, "zstd"] / costs[tag, "stock"]
+        r.target(f"{tag}: kpack zstd's pre-kernel cost at most 0.85 of the stock image's (qemu64)", f"{tag} kpack zstd",
+                 f"{tag} stock zstd", share <= 0.85, f"{share:.2f}")
     for name, series in (("qemu64", base), ("`-cpu max`", cpu_max)):
         if (tag, own) in series and (tag, "stock") in series:
             mine, stock = series[tag, own], series[tag, "stock"]
