@@ -84,8 +84,8 @@ if [[ $started -eq 0 ]]; then
     [[ $by_helpers -eq 0 ]] || fail "$by_helpers frames decoded by helpers, but no AP started"
 elif [[ $want_returned -gt 0 ]]; then
     [[ $by_helpers -ge 1 ]] || fail "no frame decoded by the $started helpers"
-    # The decode's timeline (cycles from the boot CPU's first item): a helper joins after that
-    # start and before the last CPU leaves the queue, or the line says nothing true.
+    # The decode's timeline (cycles from the work's handing out): a helper joins before the last
+    # CPU leaves the queue, or the line says nothing true.
     timeline=$(grep -a -m1 -o 'kpack: decode timeline: first helper joined at [0-9]*, boot CPU done at [0-9]*, helpers done at [0-9]*' "$log") ||
         fail "no 'kpack: decode timeline' line though $by_helpers frames were decoded by helpers"
     read -r joined caller helpers_done <<<"$(echo "$timeline" | sed 's/[^0-9 ]//g; s/  */ /g')"
