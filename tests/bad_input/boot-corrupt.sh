@@ -121,7 +121,7 @@ if [[ $mode == *panic-lz4 ]]; then
     waited=$(awk -v a="$error_at" -v b="$reset_at" 'BEGIN { printf "%.1f", b - a }')
     awk -v w="$waited" 'BEGIN { exit !(w >= 4 && w <= 9) }' || fail "reset after ${waited}s, not about 5 s"
     # The machine started again: the firmware ran the image again, which refused the payload again.
-    sed -n '/kpack: resetting[[:space:]]*$/,$p' "$log" | grep -aEq "$banner" || fail "no second boot after the reset"
+    grep -aEq "$banner" <<< "$(sed -n '/kpack: resetting[[:space:]]*$/,$p' "$log")" || fail "no second boot after the reset"
     [[ $(grep -ac 'kpack: error' "$log") -ge 2 ]] || fail "the second boot did not reach the stub"
     echo "boot-corrupt: PASS: $mode image refused, the machine reset after ${waited}s and booted again"
     exit 0
@@ -140,11 +140,11 @@ if [[ $mode == efi-* ]]; then
 fi
 if [[ $mode == efi-lz4-before-exit ]]; then
     # Returned to the firmware: its boot manager tries the next option after our error line.
-    sed -n '/kpack: error/,$p' "$log" | grep -aq 'BdsDxe: ' ||
+    grep -aq 'BdsDxe: ' <<< "$(sed -n '/kpack: error/,$p' "$log")" ||
         { echo "boot-corrupt: FAIL: the boot manager did not go on after the error" >&2; exit 1; }
 else
     # efi-lz4: boot services were gone, so nothing of the firmware's may run after the error line.
-    if sed -n '/kpack: error/,$p' "$log" | grep -aq 'BdsDxe: '; then
+    if grep -aq 'BdsDxe: ' <<< "$(sed -n '/kpack: error/,$p' "$log")"; then
         echo "boot-corrupt: FAIL: the firmware's boot manager ran after the error" >&2
         exit 1
     fi

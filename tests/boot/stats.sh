@@ -43,7 +43,9 @@ stats_phases=$(sed -nE 's/^phase ([a-z ]+): (.*[( ])?([0-9]+) cycles\)?, ([0-9]+
     fail "phases differ: kpack.debug '$debug_phases', kpack stats '$stats_phases'"
 
 # "kpack: cpus: F found, S started, R ran, T returned, L late; cycles=C; frames: N, H by helpers, D redone"
-cpus_line=$(tr -d '\r' < "$log" | grep -a -m1 '^kpack: cpus: ') || fail "no kpack.debug cpus line"
+# (From a copy: grep -m1 leaving a pipe early would fail it, under pipefail, with tr's SIGPIPE.)
+serial_text=$(tr -d '\r' < "$log")
+cpus_line=$(grep -a -m1 '^kpack: cpus: ' <<< "$serial_text") || fail "no kpack.debug cpus line"
 debug_cpus=$(sed -E 's/^kpack: cpus: ([^;]*);.*/\1/' <<< "$cpus_line")
 debug_frames=$(sed -E 's/.*; (frames: [0-9]+, [0-9]+ by helpers, [0-9]+ redone).*/\1/' <<< "$cpus_line")
 debug_start=$(sed -E 's/.*; cycles=([0-9]+);.*/\1/' <<< "$cpus_line")

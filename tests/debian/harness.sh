@@ -85,7 +85,7 @@ boot_failing() {
         if grep -aq '^KPACK-TEST: booted ' "$log"; then break; fi
         if grep -aq 'kpack: error' "$console"; then
             error_at=${error_at:-$EPOCHSECONDS}
-            if sed -n '/kpack: error/,$p' "$console" | grep -aq 'Linux version'; then
+            if grep -aq 'Linux version' <<< "$(sed -n '/kpack: error/,$p' "$console")"; then
                 how="the stub reset the machine (panic=5 on the trial entry)"
                 break
             fi

@@ -156,7 +156,7 @@ sign() {   # sign IN OUT: drop any signature IN carries (Debian's), then sign wi
 }
 unsign() { # unsign IN OUT: a copy without Authenticode signatures (a no-op copy if there are none)
     cp "$1" "$2"
-    if sbverify --list "$2" 2>/dev/null | grep -q '^signature'; then
+    if grep -q '^signature' <<< "$(sbverify --list "$2" 2>/dev/null)"; then
         sbattach --remove "$2" >"$work/sbattach.log" 2>&1 || { cat "$work/sbattach.log" >&2; die "sbattach --remove failed on $1"; }
     fi
 }
@@ -341,7 +341,7 @@ case $cell in
                 # sbsign accepting the image is the proof that it is one.
                 sign "$image" "$work/linux.check.efi" && rm -f "$work/linux.check.efi"
                 unsign "$image" "$work/linux.efi"
-                if sbverify --list "$work/linux.efi" 2>/dev/null | grep -q '^signature'; then
+                if grep -q '^signature' <<< "$(sbverify --list "$work/linux.efi" 2>/dev/null)"; then
                     die "$work/linux.efi still carries a signature"
                 fi ;;
             secureboot.tampered)

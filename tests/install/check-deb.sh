@@ -23,17 +23,17 @@ field() { dpkg-deb --field "$deb" "$1"; }
 names() { tr ',' '\n' <<< "$1" | sed 's/^ *//; s/ .*//'; }
 depends=$(field Depends)
 for lib in libc6 libstdc++6 zlib1g libzstd1 liblzma5; do
-    names "$depends" | grep -qxF "$lib" || fail "Depends lacks $lib: $depends"
+    grep -qxF "$lib" <<< "$(names "$depends")" || fail "Depends lacks $lib: $depends"
 done
 # The kernel hook signs images under Secure Boot with sbsign/sbverify, and converts DKMS's DER
 # certificate with openssl.
 recommends=$(field Recommends)
 for tool in sbsigntool openssl; do
-    names "$recommends" | grep -qxF "$tool" || fail "Recommends lacks $tool: $recommends"
+    grep -qxF "$tool" <<< "$(names "$recommends")" || fail "Recommends lacks $tool: $recommends"
 done
 built_using=$(field Built-Using)
 for src in zlib lz4 libzstd xz-utils; do
-    names "$built_using" | grep -qxF "$src" || fail "Built-Using lacks $src: $built_using"
+    grep -qxF "$src" <<< "$(names "$built_using")" || fail "Built-Using lacks $src: $built_using"
 done
 conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles)
 for f in /etc/default/kpack /etc/kernel/postinst.d/zz-kpack /etc/kernel/postrm.d/zz-kpack /etc/grub.d/11_kpack \
@@ -89,6 +89,6 @@ fi
 dpkg-deb -x "$deb" "$work/root"
 "$work/root/usr/bin/kpack" --version | tee "$work/version.txt"
 [[ $(head -n1 "$work/version.txt") == "kpack $(field Version)" ]] || fail "kpack --version does not match the package version"
-"$work/root/usr/bin/kpack" --help | grep -q '^usage: kpack' || fail "kpack --help from the package"
+grep -q '^usage: kpack' <<< "$("$work/root/usr/bin/kpack" --help)" || fail "kpack --help from the package"
 man --warnings -l "$work/root/usr/share/man/man1/kpack.1.gz" > /dev/null
 echo "check-deb.sh: PASS $deb"

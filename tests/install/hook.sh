@@ -113,7 +113,7 @@ run_maintainer_hooks() {
     sh -e -c "$body" "$script" "$@" > "$log" 2>&1
 }
 
-is_kpack_image() { "$KPACK_BIN" info "$1" | head -n1 | grep -q ': kpack image, '; }
+is_kpack_image() { local info; info=$("$KPACK_BIN" info "$1") && [[ ${info%%$'\n'*} == *': kpack image, '* ]]; }
 same_as_stock() { cmp -s "$image" "$work/stock"; }
 no_leftovers() {
     local extra
@@ -166,7 +166,7 @@ new_key() {
 }
 # signed_with FILE CERT: sbverify accepts FILE's signature by PEM certificate CERT.
 signed_with() { sbverify --cert "$2" "$1" > /dev/null 2>&1; }
-unsigned() { ! sbverify --list "$1" 2> /dev/null | grep -q '^signature'; }
+unsigned() { ! grep -q '^signature' <<< "$(sbverify --list "$1" 2> /dev/null)"; }
 # The line the hook prints when Secure Boot is on and it cannot sign: why (REASON), and what to set.
 unsigned_line() {
     echo "kpack-kernel-hook: $version: Secure Boot is on and the image cannot be signed ($1): keeping the stock kernel; set KPACK_SIGN_KEY and KPACK_SIGN_CERT in $stage/etc/default/kpack (default: DKMS's /var/lib/dkms/mok.key and /var/lib/dkms/mok.pub)"

@@ -56,7 +56,7 @@ order() { bootctl_list | awk '/^ *source: / { n = split($2, p, "/"); printf "%s%
 expect_order() {
     local got; got=$(order)
     [[ $got == "$1" ]] || fail "systemd-boot's order is '$got', expected '$1'"
-    bootctl_list | awk '/\(default\)/ { d = 1 } d && /^ *source: / { print; exit }' | grep -q "/${1%% *}\$" \
+    grep -q "/${1%% *}\$" <<< "$(bootctl_list | awk '/\(default\)/ { d = 1 } d && /^ *source: / && !p { print; p = 1 }')" \
         || fail "bootctl's default is not ${1%% *}"
     echo "trial.sh (systemd-boot): order: $got"
 }

@@ -89,7 +89,7 @@ add_kernel() {
     cp -p "$initrd" "$stage/boot/initrd.img-$1"
 }
 add_kernel "$old"
-is_kpack_image() { "$stage/usr/bin/kpack" info "$1" | head -n1 | grep -q ': kpack image, '; }
+is_kpack_image() { local info; info=$("$stage/usr/bin/kpack" info "$1") && [[ ${info%%$'\n'*} == *': kpack image, '* ]]; }
 
 if [[ $case == systemd-boot ]]; then
     source "$here/systemd-boot.sh"
@@ -267,7 +267,7 @@ play_boot() {
 stock_v() { echo "/boot/kpack/stock/vmlinuz-$1"; }
 none_of_kpack() {
     ! grep -q kpack "$grubcfg" || fail "grub.cfg still mentions kpack: $(grep -m1 kpack "$grubcfg")"
-    ! grub-editenv "$grubenv" list | grep -q kpack || fail "grubenv still holds kpack's entries: $(grub-editenv "$grubenv" list | tr '\n' ' ')"
+    ! grep -q kpack <<< "$(grub-editenv "$grubenv" list)" || fail "grubenv still holds kpack's entries: $(grub-editenv "$grubenv" list | tr '\n' ' ')"
 }
 
 # ---- the states ---------------------------------------------------------------------------------

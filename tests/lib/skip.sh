@@ -9,7 +9,7 @@ kpack_under_ci() { [[ -n ${CI:-} && ${CI:-} != false ]]; }
 # kpack_skip_allowed NAME [ALLOWLIST]: NAME is the first word of a line of the allowlist.
 kpack_skip_allowed() {
     local list=${2:-$kpack_allowed_skips}
-    [[ -r $list ]] && grep -v '^#' "$list" | awk '{print $1}' | grep -qxF -- "$1"
+    [[ -r $list ]] && grep -qxF -- "$1" <<< "$(grep -v '^#' "$list" | awk '{print $1}')"
 }
 
 # kpack_skip_refused NAME REASON: prints the skip; status 0 when CI must count it as a failure.

@@ -19,7 +19,7 @@ for arg; do [[ $arg != file:* ]] || serial=${arg#file:}; done
 n=$(($(cat "$FAKE_DIR/count" 2>/dev/null || echo 0) + 1))
 echo "$n" > "$FAKE_DIR/count"
 sed -n "${n}p" "$FAKE_DIR/boots" | tr '|' '\n' > "$serial"
-if tail -n 1 "$serial" | grep -qE 'hpet0: |pnp: '; then exit 124; fi
+if grep -qE 'hpet0: |pnp: ' <<< "$(tail -n 1 "$serial")"; then exit 124; fi
 FAKE
 chmod +x "$work/qemu"
 : > "$work/image" && : > "$work/initrd"
