@@ -376,6 +376,18 @@ def smp_results(data):
                 yield (tag, image, every, one, helpers) + smp_ratio(every, one) + (whole,)
 
 
+def retried_note(r, series):
+    """The boots of these bench/smp.sh series that did not reach /init and were booted once more
+    (OUT/retried.txt: SERIES TAG IMAGE WORDS REASON), each with its reason; the table has only the
+    second boot's figures."""
+    retried = [x for x in r.data.rows("retried.txt") if x[0] in series]
+    if retried:
+        r.say(f"{len(retried)} boot(s) of these did not reach `/init` and were booted once more (bench/smp.sh, "
+              "`kernel_fault`; the table holds the second boot): " +
+              "; ".join(f"{x[1]} {x[2]} {'' if x[3] == '-' else x[3] + ' '}({x[0]}): "
+                        f"{x[4] if len(x) > 4 else 'a known fault of multi-threaded TCG'}" for x in retried) + ".")
+
+
 def smp(r):
     d = r.data
     if not r.section("Every CPU against one: the decode phase on -smp 2", "smp",
@@ -405,6 +417,7 @@ def smp(r):
         r.add(*table(["kernel", "image", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
                       ratio_head("all / one"), "fast clusters' ratio", "frames by the helper (median)",
                       "whole stub, all / one"], rows))
+    retried_note(r, ("smp", "smp-ovmf"))
     ceilings = [f"{tag} {codec} {float(many) / float(one):.2f}" for tag in r.tags
                 for codec, one, many in host_threads(d.text(tag, "host.txt") or "")]
     if ceilings:
@@ -799,6 +812,7 @@ def microvm_smp(r):
           "stub's `segments` phase in TSC cycles (`kpack.debug`; median, half the range, n; a bimodal column "
           "gives each group's median), and the whole stub's ratio.")
     r.load_note("microvm")
+    retried_note(r, tuple(f"smp-elf-{machine}" for machine in MACHINES))
     r.add(*table(["machine", "kernel", "image", "all CPUs (M cycles)", "kpack.cpus=1 (M cycles)",
                   ratio_head("all / one"), "fast clusters' ratio", "frames by the helper (median)",
                   "whole stub, all / one"], rows))
