@@ -1,7 +1,8 @@
 // kpack_host_bench VMLINUX [--runs N] [--codecs raw,gzip,lz4,zstd,xz] [--chunk BYTES]
 //
 // --threads N (N >= 2) adds the engine on N threads (the caller and N-1 helpers, as the stub's CPUs):
-// wall-clock medians of the engine on 1 and on N threads, interleaved, and their ratio.
+// wall-clock medians of the engine on 1 and on N threads, interleaved, and their ratio (not for raw,
+// which has nothing to decode).
 // --chunk cuts regions into frames of at most BYTES (0: whole regions) instead of the codec's
 // default (packer/image/frames.h), to measure what independent frames cost in size and speed.
 //
@@ -351,7 +352,7 @@ Row bench_codec(const KernelInput& input, Codec codec, int runs, std::optional<u
   std::vector<double> engine, library, stock_times, copy, wall_one, wall_many;
   for (int i = 0; i < runs; ++i) {  // interleaved so drift in machine load hits every variant alike
     engine.push_back(seconds_of([&] { run_engine(l, ram); }));
-    if (threads > 1) {
+    if (threads > 1 && codec != Codec::kRaw) {  // raw: nothing to decode, no helper starts (nor an AP)
       wall_one.push_back(wall_seconds_of([&] { run_engine(l, ram); }));
       wall_many.push_back(wall_seconds_of([&] {
         if (run_engine(l, ram, {}, threads - 1).workers_started != threads - 1) die("a helper thread did not start");
@@ -489,7 +490,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(r.image), static_cast<unsigned long long>(r.segments), r.engine * 1e3,
                 r.library * 1e3, r.stock * 1e3, r.memcpy * 1e3, r.library / r.engine, r.stock / r.engine,
                 static_cast<unsigned long long>(r.moved), r.correct ? "ok" : "MISMATCH");
-    if (threads > 1)
+    if (r.wall_many > 0)
       std::printf("%-5s engine wall ms: 1 thread %.2f, %u threads %.2f, speedup %.2fx\n", r.codec.c_str(),
                   r.wall_one * 1e3, threads, r.wall_many * 1e3, r.wall_one / r.wall_many);
     std::fflush(stdout);
