@@ -382,7 +382,8 @@ def retried_note(r, series):
     second boot's figures."""
     retried = [x for x in r.data.rows("retried.txt") if x[0] in series]
     if retried:
-        r.say(f"{len(retried)} boot(s) of these did not reach `/init` and were booted once more (bench/smp.sh, "
+        boots = "1 boot" if len(retried) == 1 else f"{len(retried)} boots"
+        r.say(f"{boots} of these did not reach `/init` and were booted once more (bench/smp.sh, "
               "`kernel_fault`; the table holds the second boot): " +
               "; ".join(f"{x[1]} {x[2]} {'' if x[3] == '-' else x[3] + ' '}({x[0]}): "
                         f"{x[4] if len(x) > 4 else 'a known fault of multi-threaded TCG'}" for x in retried) + ".")
