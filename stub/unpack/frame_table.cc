@@ -43,6 +43,31 @@ StubStatus frame_target(const KernelHeaders& kernel, const FrameEntry& f, uint64
   return StubStatus::success();
 }
 
+// A heap sort: no recursion, and no quadratic case on a table of kMaxFrames.
+void order_by_cost(const FrameEntry* frames, uint32_t count, uint32_t* order) {
+  auto goes_before = [frames](uint32_t a, uint32_t b) {
+    uint64_t cost_a = frames[a].payload_size, cost_b = frames[b].payload_size;
+    return cost_a > cost_b || (cost_a == cost_b && a < b);
+  };
+  // The heap's root is the frame that goes last of those in [0, size).
+  auto sift_down = [&](uint32_t at, uint32_t size) {
+    for (uint32_t child; (child = 2 * at + 1) < size; at = child) {
+      if (child + 1 < size && goes_before(order[child], order[child + 1])) ++child;
+      if (!goes_before(order[at], order[child])) return;
+      uint32_t held = order[at];
+      order[at] = order[child], order[child] = held;
+    }
+  };
+  uint32_t n = count ? count - 1 : 0;
+  for (uint32_t i = 0; i < n; ++i) order[i] = i + 1;
+  for (uint32_t at = n / 2; at-- > 0;) sift_down(at, n);
+  for (uint32_t size = n; size > 1; --size) {
+    uint32_t last = order[0];
+    order[0] = order[size - 1], order[size - 1] = last;
+    sift_down(0, size - 1);
+  }
+}
+
 StubStatus decode_frame(FrameDecoder& decoder, const uint8_t* payload, const FrameEntry& f, uint32_t index,
                         FrameDigest digest, uint8_t* dst) {
   const uint8_t* src = payload + f.payload_offset;

@@ -60,9 +60,9 @@ struct ZeroPieces {
   uint32_t count = 0;
 };
 
-// The frames after the headers', then the zero pieces, handed out one at a time to the caller
-// and its helpers. A worker stops at its first error; the engine reports the error of the lowest
-// failing frame.
+// The frames after the headers', the costliest first (`order`), then the zero pieces, handed out
+// one at a time to the caller and its helpers. A worker stops at its first error; the engine
+// reports the error of the failing frame handed out first.
 struct FrameQueue {
   const KernelHeaders* kernel;
   const FrameEntry* frames;
@@ -77,17 +77,23 @@ struct FrameQueue {
   uint64_t arena_size;
   uint64_t working_set;  // the most bytes one item touches: FrameWorkers::before_decoding
   FrameWorkers* workers = nullptr;
-  ZeroPieces zero = {};  // items count .. count + zero.count - 1
-  uint32_t next = 1;
+  ZeroPieces zero = {};   // items count .. count + zero.count - 1
+  const uint32_t* order;  // frames 1 .. count - 1, costliest first (order_by_cost)
+  uint32_t next = 0;      // the next position to hand out
   uint32_t failed = 0;
   uint64_t done[(kMaxFrames + kMaxZeroPieces) / 64] =
       {};  // items finished: frames proved at their place, pieces zeroed
   uint64_t decoded = 0;
   uint32_t frames_by[kMaxFrameWorkers + 1] = {};
-  uint32_t fail_index[kMaxFrameWorkers + 1] = {};
+  uint32_t fail_position[kMaxFrameWorkers + 1] = {};
   StubStatus status[kMaxFrameWorkers + 1] = {};
 
   uint32_t items() const { return count + zero.count; }
+  // The queue's positions: the ordered frames, then the zero pieces.
+  uint32_t positions() const { return count - 1 + zero.count; }
+  uint32_t item_at(uint32_t position) const {
+    return position < count - 1 ? order[position] : count + (position - (count - 1));
+  }
 };
 
 // The work area, from its start: the scratch window, the frame queue (compressed payloads), the
@@ -97,7 +103,8 @@ static_assert(sizeof(FrameQueue) <= kFrameQueueRoom);
 
 struct WorkArea {
   uint8_t* scratch = nullptr;  // kScratchSize bytes: the ELF headers
-  uint8_t* queue = nullptr;    // kFrameQueueRoom bytes (nullptr: raw)
+  uint8_t* queue = nullptr;    // frame_queue_room bytes (nullptr: raw)
+  uint32_t* order = nullptr;   // its words past kFrameQueueRoom: FrameQueue::order
   uint8_t* arenas = nullptr;   // 1 + helpers arenas of arena_size, the caller's first
   uint64_t arena_size = 0;
   uint8_t* table = nullptr;   // where the relocation table is decoded (nullptr: it is not)
@@ -125,7 +132,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   uint64_t codec_state = 0;
   if (compressed) KPACK_TRY(codec_state_size(request.codec, payload, request.payload_size, &codec_state));
   uint64_t arena_size = kArenaSize + align_up(codec_state, 4096);
-  uint64_t queue_room = compressed ? kFrameQueueRoom : 0;
+  uint64_t queue_room = compressed ? frame_queue_room(request.frame_count) : 0;
   FreeMemory room = free;
   KPACK_TRY(room.remove(request.image));
   KPACK_TRY(room.remove(kernel_in_place));
@@ -145,6 +152,7 @@ StubStatus reserve_work_area(const UnpackRequest& request, const FreeMemory& fre
   if (!bytes) return fail("work area is not writable", work);
   area->scratch = bytes;
   area->queue = queue_room ? bytes + kScratchSize : nullptr;
+  area->order = queue_room ? reinterpret_cast<uint32_t*>(area->queue + kFrameQueueRoom) : nullptr;
   area->arenas = bytes + kScratchSize + queue_room;
   area->arena_size = arena_size;
   area->table = table_room ? area->arenas + (1 + area->helpers) * arena_size : nullptr;
@@ -281,10 +289,11 @@ StubStatus item_destination(const FrameQueue& q, uint32_t i, uint8_t** dst, uint
   return StubStatus::success();
 }
 
-// Item `i` on `worker`: a frame decoded straight to its place and proved there (a frame of bytes
-// between segments is skipped), or a zero piece; then marked done. False on an error, recorded
-// for the worker.
-bool handle_item(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t worker) {
+// The item at queue `position` on `worker`: a frame decoded straight to its place and proved there
+// (a frame of bytes between segments is skipped), or a zero piece; then marked done. False on an
+// error, recorded for the worker.
+bool handle_item(FrameQueue& q, uint32_t position, FrameDecoder& decoder, uint32_t worker) {
+  uint32_t i = q.item_at(position);
   uint8_t* dst = nullptr;
   uint64_t size = 0;
   StubStatus status = item_destination(q, i, &dst, &size);
@@ -298,7 +307,7 @@ bool handle_item(FrameQueue& q, uint32_t i, FrameDecoder& decoder, uint32_t work
     }
   }
   if (!status.ok()) {
-    q.status[worker] = status, q.fail_index[worker] = i;
+    q.status[worker] = status, q.fail_position[worker] = position;
     __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
     return false;
   }
@@ -324,7 +333,7 @@ void decode_frames(void* arg, uint32_t worker) {
     arena = Arena(q.helper_arenas + (worker - 1) * q.arena_size, q.arena_size);
     q.status[worker] = own.init(q.codec, arena, q.digest != FrameDigest::kXxh3);
     if (!q.status[worker].ok()) {
-      q.fail_index[worker] = 0;
+      q.fail_position[worker] = 0;
       __atomic_store_n(&q.failed, 1, __ATOMIC_RELEASE);
       return;
     }
@@ -333,10 +342,10 @@ void decode_frames(void* arg, uint32_t worker) {
   if (q.workers) q.workers->before_decoding(worker, q.kernel_bytes, q.kernel->span(), q.working_set);
   bool held = worker != 0 && q.workers->holds(worker);
   while (!__atomic_load_n(&q.failed, __ATOMIC_ACQUIRE)) {
-    uint32_t i = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
-    if (i >= q.items()) return;
-    if (held) return hold_in_item(q, i, worker);
-    if (!handle_item(q, i, *decoder, worker)) return;
+    uint32_t position = __atomic_fetch_add(&q.next, 1, __ATOMIC_RELAXED);
+    if (position >= q.positions()) return;
+    if (held) return hold_in_item(q, q.item_at(position), worker);
+    if (!handle_item(q, position, *decoder, worker)) return;
   }
 }
 
@@ -347,11 +356,11 @@ bool is_done(const FrameQueue& q, uint32_t i) {
 // A helper stopped while it decoded (FrameWorkers::finish) leaves its item undone, maybe half
 // written: the caller does every such item again, from scratch. Returns how many it did.
 uint32_t redo_unfinished(FrameQueue& q) {
-  uint32_t taken = q.next < q.items() ? q.next : q.items();
+  uint32_t taken = q.next < q.positions() ? q.next : q.positions();
   uint32_t redone = 0;
-  for (uint32_t i = 1; i < taken && !q.failed; ++i) {
-    if (is_done(q, i)) continue;
-    if (!handle_item(q, i, *q.caller_decoder, 0)) break;
+  for (uint32_t position = 0; position < taken && !q.failed; ++position) {
+    if (is_done(q, q.item_at(position))) continue;
+    if (!handle_item(q, position, *q.caller_decoder, 0)) break;
     ++redone;
   }
   return redone;
@@ -427,14 +436,16 @@ void run_queue(FrameQueue& q, const WorkArea& work, UnpackResult& r) {
   }
 }
 
-// The error of the lowest failing frame, the one a single CPU decoding in order would have met;
-// without one, who decoded what.
+// The error of the failing frame handed out first, the one a single CPU would have met (every
+// frame handed out before it was finished, by whichever worker took it); without one, who decoded
+// what.
 StubStatus collect_queue(const FrameQueue& q, UnpackResult& r) {
   uint32_t first_failure = ~0u;
   StubStatus status = StubStatus::success();
   for (uint32_t w = 0; w <= r.workers_started; ++w) {
     r.frames += q.frames_by[w];
-    if (!q.status[w].ok() && q.fail_index[w] < first_failure) status = q.status[w], first_failure = q.fail_index[w];
+    if (!q.status[w].ok() && q.fail_position[w] < first_failure)
+      status = q.status[w], first_failure = q.fail_position[w];
   }
   KPACK_TRY(status);
   r.frames_by_caller = q.frames_by[0];
@@ -472,7 +483,9 @@ StubStatus unpack_compressed(const UnpackRequest& request, const FreeMemory& fre
                                    .helper_arenas = work.arenas + work.arena_size,
                                    .arena_size = work.arena_size,
                                    .working_set = largest_frame(frames, request.frame_count) + work.arena_size,
-                                   .workers = request.workers};
+                                   .workers = request.workers,
+                                   .order = work.order};
+  order_by_cost(frames, request.frame_count, work.order);
   // Bytes past p_filesz up to p_memsz are the kernel's to find zeroed, but for its bss and brk.
   KPACK_TRY(cut_zero_pieces(request, r, memory, &queue.zero));
   run_queue(queue, work, r);

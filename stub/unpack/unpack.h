@@ -13,6 +13,7 @@
 #include "stub/unpack/kaslr.h"
 #include "stub/unpack/kernel_headers.h"
 #include "stub/base/physical_memory.h"
+#include "stub/base/range.h"
 #include "stub/base/status.h"
 
 namespace kpack {
@@ -21,8 +22,13 @@ inline constexpr uint64_t kScratchSize = 64 * 1024;  // ELF headers and the byte
 // Codec state (zstd's context is ~94 KiB), plus what codec_state_size says (xz's dictionary).
 inline constexpr uint64_t kArenaSize = 448 * 1024;
 // A compressed payload's frame queue (13 KB, mostly its done-bitmap for kMaxFrames), kept in the
-// work area: on the legacy entries' 32 KiB boot stack it left 1.6 KB to spare.
+// work area: on the legacy entries' 32 KiB boot stack it left 1.6 KB to spare. After it, the order
+// the CPUs take the frames in, a word per frame (a page for up to 1024).
 inline constexpr uint64_t kFrameQueueRoom = 16 * 1024;
+inline constexpr uint64_t frame_queue_room(uint32_t frame_count) {
+  uint64_t frames = frame_count < kMaxFrames ? frame_count : kMaxFrames;
+  return kFrameQueueRoom + align_up(frames * sizeof(uint32_t), 4096);
+}
 inline constexpr uint64_t kWorkSize = kScratchSize + kArenaSize;  // plus xz's state and the relocation table
 
 // What randomization the run should do, and the random numbers it draws with.

@@ -19,11 +19,14 @@ log=$dir/stats-$codec.serial.log
 KPACK_APPEND="kpack.debug kpack.setupdata" "$here/boot.sh" --log "$log" "$image" "$initrd" -smp 2
 
 fail() { echo "stats: FAIL: $*; see $log" >&2; exit 1; }
+# The serial log read once, without its CRs. Everything below reads this copy, never a pipe from the
+# file: a grep -m1 leaving such a pipe early would fail it, under pipefail, with the writer's SIGPIPE.
+serial_text=$(tr -d '\r' < "$log")
 
 # The nodes, as the kernel showed them.
 nodes=$dir/stats-$codec.setup_data
 rm -rf "$nodes" && mkdir -p "$nodes"
-sed -n '/^KPACK_SETUP_DATA_BEGIN/,/^KPACK_SETUP_DATA_END/p' "$log" | tr -d '\r' |
+sed -n '/^KPACK_SETUP_DATA_BEGIN/,/^KPACK_SETUP_DATA_END/p' <<< "$serial_text" |
     while read -r marker index type data; do
         [[ $marker == KPACK_SETUP_DATA_NODE ]] || continue
         mkdir -p "$nodes/$index"
@@ -36,15 +39,13 @@ echo "$stats"
 
 # Each kpack.debug phase line "kpack: NAME bytes=B cycles=C" as "NAME B C", and the same from stats'
 # "phase NAME: ... (C cycles), B bytes" (or "C cycles, B bytes" without a TSC rate).
-debug_phases=$(tr -d '\r' < "$log" | sed -nE 's/^kpack: ([a-z ]+) bytes=([0-9]+) cycles=([0-9]+)$/\1 \2 \3/p')
+debug_phases=$(sed -nE 's/^kpack: ([a-z ]+) bytes=([0-9]+) cycles=([0-9]+)$/\1 \2 \3/p' <<< "$serial_text")
 stats_phases=$(sed -nE 's/^phase ([a-z ]+): (.*[( ])?([0-9]+) cycles\)?, ([0-9]+) [a-z]+$/\1 \4 \3/p' <<< "$stats")
 [[ -n $debug_phases ]] || fail "no kpack.debug phase lines"
 [[ $debug_phases == "$stats_phases" ]] ||
     fail "phases differ: kpack.debug '$debug_phases', kpack stats '$stats_phases'"
 
 # "kpack: cpus: F found, S started, R ran, T returned, L late; cycles=C; frames: N, H by helpers, D redone"
-# (From a copy: grep -m1 leaving a pipe early would fail it, under pipefail, with tr's SIGPIPE.)
-serial_text=$(tr -d '\r' < "$log")
 cpus_line=$(grep -a -m1 '^kpack: cpus: ' <<< "$serial_text") || fail "no kpack.debug cpus line"
 debug_cpus=$(sed -E 's/^kpack: cpus: ([^;]*);.*/\1/' <<< "$cpus_line")
 debug_frames=$(sed -E 's/.*; (frames: [0-9]+, [0-9]+ by helpers, [0-9]+ redone).*/\1/' <<< "$cpus_line")
