@@ -88,7 +88,6 @@ struct FrameQueue {
   uint32_t fail_position[kMaxFrameWorkers + 1] = {};
   StubStatus status[kMaxFrameWorkers + 1] = {};
 
-  uint32_t items() const { return count + zero.count; }
   // The queue's positions: the ordered frames, then the zero pieces.
   uint32_t positions() const { return count - 1 + zero.count; }
   uint32_t item_at(uint32_t position) const {
