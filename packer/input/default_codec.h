@@ -16,7 +16,7 @@ struct DefaultCodec {
 };
 
 // By the codec of the image the kernel came from (KernelInput::source_format):
-//   zstd                 -> zstd: kpack's zstd image is within 1 % of a stock zstd image's bytes
+//   zstd                 -> zstd: kpack's zstd image is smaller than a stock zstd image
 //   xz, lzma             -> xz:   kpack's xz image is no larger than stock's
 //   lz4                  -> lz4:  kpack's lz4 image is smaller than stock's, as fast
 //   gzip, bzip2, lzo     -> zstd: smaller than stock's, and decoded in fewer instructions
