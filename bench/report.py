@@ -377,14 +377,14 @@ def smp_results(data):
 
 
 def retried_note(r, series):
-    """The boots of these bench/smp.sh series that did not reach /init and were booted once more
-    (OUT/retried.txt: SERIES TAG IMAGE WORDS REASON), each with its reason; the table has only the
-    second boot's figures."""
+    """The boots of these bench/smp.sh series that did not reach /init and were booted again
+    (OUT/retried.txt: SERIES TAG IMAGE WORDS REASON, a line per failed boot), each with its reason;
+    the table has only the figures of the boot that reached /init."""
     retried = [x for x in r.data.rows("retried.txt") if x[0] in series]
     if retried:
         boots = "1 boot" if len(retried) == 1 else f"{len(retried)} boots"
-        r.say(f"{boots} of these did not reach `/init` and were booted once more (bench/smp.sh, "
-              "`kernel_fault`; the table holds the second boot): " +
+        r.say(f"{boots} of these did not reach `/init` and were booted again (bench/smp.sh, "
+              "`kernel_fault`; the table holds the boot that reached it): " +
               "; ".join(f"{x[1]} {x[2]} {'' if x[3] == '-' else x[3] + ' '}({x[0]}): "
                         f"{x[4] if len(x) > 4 else 'a known fault of multi-threaded TCG'}" for x in retried) + ".")
 

@@ -80,7 +80,7 @@ def smp_rows(fast_one, slow_one=None):
 
 tsv("smp.tsv", smp_rows(724_400_000, 1_079_300_000))
 tsv("smp-ovmf.tsv", smp_rows(724_400_000, 1_079_300_000))
-# One OVMF boot the kernel failed after the stub's work, booted once more (bench/smp.sh kernel_fault).
+# One OVMF boot the kernel failed after the stub's work, booted again (bench/smp.sh kernel_fault).
 tsv("retried.txt", [["smp-ovmf", "6.1", "lz4", "-", "the kernel failed after the stub's work: "
                      "traps: double fault"]])
 
