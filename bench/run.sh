@@ -22,7 +22,10 @@
 #           image boots in; -smp 2, every CPU against kpack.cpus=1 (bench/microvm.sh)
 # Raw data stays in DIR (default build/bench-results); bench/report.py turns it into
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
-# `<!-- bench:headline -->` block unless --no-write is given.
+# `<!-- bench:headline -->` block unless --no-write is given or a part has no data yet.
+# bench/results (committed; bench/publish.sh) keeps every part's newest data: it seeds DIR before
+# the parts run and takes their data after (unless --no-write), so that `--only` on a fresh clone
+# or another machine keeps the other parts' tables.
 #   --quick  the same kernels, and one run per -icount figure (they repeat exactly), but
 #            3 with -cpu max (its RDRAND makes each KASLR draw, kpack's and stock's, differ) and
 #            every wall time and multi-CPU ratio at 5 interleaved runs or more (bench/README.md):
@@ -45,7 +48,7 @@ while [[ $# -gt 0 ]]; do
         --only) IFS=, read -r -a parts <<<"$2"; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --no-write) write=; shift ;;
-        *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,/^[^#]/{/^#/p}' "$0" >&2; exit 2 ;;
     esac
 done
 log() { echo "bench: $*" >&2; }
@@ -90,6 +93,9 @@ nice_build cmake --build "$build" -j2 --target kpack kpack_host_bench kpack_stub
     fail "building kpack, kpack_host_bench and the stubs"
 kpack=$build/packer/kpack
 mkdir -p "$out/stamps"
+# The parts not run now keep the data they were last published with.
+results=$repo/bench/results
+[[ ! -d $results || $out -ef $results ]] || cp -r "$results/." "$out/"
 "$repo/scripts/make-initramfs.sh" "$out/initramfs.cpio.gz" >/dev/null
 {
     echo "$stamp"
@@ -209,8 +215,14 @@ run_part setup "$repo/bench/setup.sh" "$out" "$setup_runs" $kernels
 run_part microvm "$repo/bench/microvm.sh" "$out" "$icount_runs" "$max_runs" "$smp_rounds" $kernels
 
 echo "$load_at_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" >> "$out/run.txt"
+
+[[ -z $write ]] || "$repo/bench/publish.sh" "$out" || fail "bench/publish.sh"
+missing=
+for part in "${all_parts[@]}"; do [[ -s $out/stamps/$part ]] || missing+=" $part"; done
 python3 "$repo/bench/report.py" "$out" || fail "bench/report.py"
-if [[ -n $write ]]; then
+if [[ -n $missing ]]; then
+    log "BENCHMARKS.md is not rewritten: no data yet for part(s)$missing (bench/run.sh --only them)"
+elif [[ -n $write ]]; then
     cp "$out/BENCHMARKS.md" "$repo/BENCHMARKS.md"
     cp "$out/prekernel.svg" "$repo/bench/prekernel.svg"
     "$repo/bench/splice-headline.sh" "$out/headline.md" "$repo/README.md" || fail "splicing the README's headline"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench/publish.sh DIR — DIR's raw data (a bench/run.sh output directory) into bench/results, which
+# is committed: without what every run remakes (images, kernels, the initramfs) or what
+# bench/report.py does not read, each serial log cut to the stub's `kpack:` lines (a few hundred
+# KB in all). bench/run.sh calls it after its parts, unless --no-write, and seeds its directory
+# from bench/results before them, so that `--only` on a fresh clone keeps the other parts' data.
+set -euo pipefail
+
+[[ $# -eq 1 && -d $1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
+out=$(cd "$1" && pwd)
+results=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results
+staged=$results.new
+rm -rf "$staged"
+mkdir -p "$staged"
+while IFS= read -r -d '' file; do
+    mkdir -p "$staged/$(dirname "$file")"
+    if [[ $file == *.log ]]; then
+        grep -a 'kpack:' "$out/$file" > "$staged/$file" || true
+    else
+        cp "$out/$file" "$staged/$file"
+    fi
+done < <(cd "$out" && find . -type f ! -name '.*' ! -name '*.img' ! -name '*.img.*' ! -name vmlinux \
+    ! -name '*.relocs' ! -name '*.cpio.gz' ! -name '*.failed[0-9]' ! -name '*.first' ! -name BENCHMARKS.md \
+    ! -name headline.md ! -name prekernel.svg -printf '%P\0')
+rm -rf "$results"
+mv "$staged" "$results"
+echo "bench/publish.sh: bench/results holds $out's data ($(du -sh "$results" | cut -f1)); commit it" >&2
