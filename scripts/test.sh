@@ -27,6 +27,7 @@ cmake --build build -j2
 # and under CI fails on any that tests/allowed-skips.txt does not name.
 ctest_status=0
 ctest --test-dir build -j "$(nproc)" --output-on-failure --output-junit ctest-junit.xml || ctest_status=$?
+tests/slowest-tests.py build/ctest-junit.xml 25 || true   # where CI's minutes went (doc/testing.md)
 tests/check-skips.sh build/ctest-junit.xml
 [[ $ctest_status -eq 0 ]] || exit "$ctest_status"
 # The loader, EFI and SMP matrices of that run, headed by its commit, into build/matrices/ and the
