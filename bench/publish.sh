@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# bench/publish.sh DIR — DIR's raw data (a bench/run.sh output directory) into bench/results, which
-# is committed: without what every run remakes (images, kernels, the initramfs) or what
+# bench/publish.sh DIR [RESULTS] — DIR's raw data (a bench/run.sh output directory) into RESULTS
+# (default bench/results, which is committed): without what every run remakes (images, kernels, the initramfs) or what
 # bench/report.py does not read, each serial log cut to the stub's `kpack:` lines (a few hundred
 # KB in all). bench/run.sh calls it after its parts, unless --no-write, and seeds its directory
 # from bench/results before them, so that `--only` on a fresh clone keeps the other parts' data.
+# bench/checks/publish-selftest.sh holds what it keeps.
 set -euo pipefail
 
-[[ $# -eq 1 && -d $1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
+[[ ($# -eq 1 || $# -eq 2) && -d $1 ]] || { echo "usage: $0 DIR [RESULTS]" >&2; exit 2; }
 out=$(cd "$1" && pwd)
-results=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results
+results=${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results}
 staged=$results.new
 rm -rf "$staged"
 mkdir -p "$staged"
