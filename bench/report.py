@@ -71,13 +71,14 @@ class Data:
         return self.text("stamps", part).strip()
 
     def log_values(self, tag, image, series, pattern):
-        """The first match of PATTERN in each serial log of a series, as integers."""
-        found, run = [], 0
-        while os.path.exists(self.path(tag, f"{image}.{series}{run}.log")):
-            m = re.search(pattern, self.text(tag, f"{image}.{series}{run}.log"))
-            if m:
-                found.append(int(m.group(1)))
-            run += 1
+        """The first match of PATTERN in each serial log of a series, as integers: the logs of the
+        runs SERIES.tsv holds, not whatever an earlier run with more boots left beside them."""
+        found = []
+        for t, i, run, *_ in self.rows(f"{series}.tsv"):
+            if (t, i) == (tag, image):
+                m = re.search(pattern, self.text(tag, f"{image}.{series}{run}.log"))
+                if m:
+                    found.append(int(m.group(1)))
         return found
 
 

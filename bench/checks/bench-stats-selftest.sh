@@ -3,7 +3,8 @@
 # bench/stats.py's cases (bench/checks/test-bench-stats.py), then bench/report.py on a synthetic
 # results directory (bench/checks/bench-fixture.py) must write a BENCHMARKS.md that
 # check-bench-stats.py passes and that states the fixture's bimodal boots, its undecided target and
-# its overloaded part as such; and check-bench-stats.py must fail on that file spoiled each way it
+# its overloaded part as such, and reads no serial log of a run its .tsv does not hold; and
+# check-bench-stats.py must fail on that file spoiled each way it
 # guards: a spread from n=2, a spread without n, a target against another codec's stock image, a
 # target against another kernel's.
 set -euo pipefail
@@ -28,6 +29,8 @@ grep -q '| 6.1 | lz4 | 1.06 ±0.04 (n=5) | `lz4 -9` |' "$good" || fail "the pack
 ! grep -q '^| 6.1: kpack zstd image no larger' "$good" || fail "kpack zstd's size is held against the stock lz4 image"
 grep -q 'of the PVH floor (SeaBIOS -kernel) | .* | yes | +1.6 M, median of 7 timer phases (+0.5 to +2.6) |' "$good" ||
     fail "the raw image's distance from PVH is not the median of the timer phases"
+grep -q '^| 6.1 | lz4 | 4045.7 (n=1) | -1.3 (n=1) | 2465.7 (n=1) |' "$good" ||
+    fail "the OVMF table's stub start is not that of the boots efi.tsv holds"
 grep -q '| 6.1 | lz4 | 114 ±4 (n=10) | .* | 19 | 0.64 ±0.04 (n=10) |' "$good" ||
     fail "the -smp 2 table lacks the whole stub's ratio"
 grep -qF "1 boot of these did not reach \`/init\` and were booted again (bench/smp.sh, \`kernel_fault\`; the table holds the boot that reached it): 6.1 lz4 (smp-ovmf): the kernel failed after the stub's work: traps: double fault." <<< "$(tr '\n' ' ' < "$good")" ||
