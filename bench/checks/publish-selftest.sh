@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # publish-selftest.sh — bench/publish.sh on a synthetic bench/run.sh directory: it keeps the data
 # files and the serial logs cut to their `kpack:` lines, and leaves out the images, kernels,
-# initramfs, failed boots' logs, temporary files and the reports, then replaces what RESULTS held.
+# initramfs, failed boots' logs, QEMU's stderr, temporary files and the reports, then replaces what
+# RESULTS held.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 fail() { echo "publish-selftest: FAIL: $*" >&2; exit 1; }
@@ -17,7 +18,7 @@ echo 'codec zstd' > "$out/6.1/host.txt"
 printf 'SeaBIOS\r\nkpack: segments bytes=1 cycles=2\r\n[    0.000000] Linux version 6.1\r\nkpack: lz4 total cycles=3\r\n' \
     > "$out/6.1/lz4.smp.log"
 for junk in 6.1/lz4.img 6.1/.zstd.img.kpack-AbC123 6.1/vmlinux 6.1/vmlinux.relocs initramfs.cpio.gz \
-    6.1/lz4.smp.log.failed1 6.1/lz4.smp.log.first BENCHMARKS.md headline.md prekernel.svg; do
+    6.1/lz4.smp.log.failed1 6.1/lz4.smp.log.first 6.1/lz4.efi0.log.stderr BENCHMARKS.md headline.md prekernel.svg; do
     echo junk > "$out/$junk"
 done
 results=$work/results
