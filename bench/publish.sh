@@ -25,4 +25,4 @@ done < <(cd "$out" && find . -type f ! -name '.*' ! -name '*.img' ! -name '*.img
     ! -name headline.md ! -name prekernel.svg ! -name '*.stderr' -printf '%P\0')
 rm -rf "$results"
 mv "$staged" "$results"
-echo "bench/publish.sh: bench/results holds $out's data ($(du -sh "$results" | cut -f1)); commit it" >&2
+echo "bench/publish.sh: $results holds $out's data ($(du -sh "$results" | cut -f1)); commit it" >&2

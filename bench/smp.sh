@@ -56,9 +56,9 @@ run() {
     exec 9>&-
 }
 
-# kernel_fault LOG: why a boot that did not reach /init may be booted again (twice at most), here only. What
-# this part measures, the stub's decode, was over and printed when the kernel started, so a fault
-# of the kernel's after that gets one more boot: a known fault of multi-threaded TCG (mttcg_fault,
+# kernel_fault LOG: why a boot that did not reach /init may be booted again, here only. What this
+# part measures, the stub's decode, was over and printed when the kernel started, so a fault of the
+# kernel's after that gets another boot (two at most, boot() below): a known fault of multi-threaded TCG (mttcg_fault,
 # tests/lib/qemu.sh, as tests/boot/boot.sh retries), or any other once the kernel had printed its
 # banner after the stub's summary (6.18 lz4 under OVMF, one boot in some 150: a double fault at a
 # patched 5-byte NOP in __kmalloc_node_noprof; stock 6.18 there: "Oops: int3", 2 boots in 90).
