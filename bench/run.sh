@@ -24,8 +24,9 @@
 # DIR/BENCHMARKS.md and DIR/headline.md, which replace BENCHMARKS.md and the README's
 # `<!-- bench:headline -->` block unless --no-write is given or a part has no data yet.
 # bench/results (committed; bench/publish.sh) keeps every part's newest data: it seeds DIR before
-# the parts run and takes their data after (unless --no-write), so that `--only` on a fresh clone
-# or another machine keeps the other parts' tables.
+# the parts run and takes their data after each part (unless --no-write), so that `--only` on a
+# fresh clone or another machine keeps the other parts' tables, and a run cut short keeps the parts
+# it finished.
 #   --quick  the same kernels, and one run per -icount figure (they repeat exactly), but
 #            3 with -cpu max (its RDRAND makes each KASLR draw, kpack's and stock's, differ) and
 #            every wall time and multi-CPU ratio at 5 interleaved runs or more (bench/README.md):
@@ -184,6 +185,8 @@ run_part() {  # PART COMMAND...: its stamp names the run that made its data, onc
     wait "$sampler" 2>/dev/null || true
     ((status == 0)) || fail "part $part ($*)"
     echo "$stamp" > "$out/stamps/$part"
+    # Published part by part: a run longer than the machine's session keeps the parts it finished.
+    [[ -z $write ]] || "$repo/bench/publish.sh" "$out" || fail "bench/publish.sh after part $part"
 }
 legacy() {
     ICOUNT_RUNS=$icount_runs KPACK_BENCH_IMAGES="pvh stock raw gzip lz4 zstd xz" \
