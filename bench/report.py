@@ -559,7 +559,7 @@ def pack(r):
     times = defaultdict(list)
     for tag, codec, tool, _, s in d.rows("pack.tsv"):
         times[tag, codec, tool].append(float(s))
-    cli = {"gzip": "gzip -9", "lz4": "lz4 -9", "zstd": "zstd -19 -T0"}
+    cli = {"gzip": "gzip -9", "lz4": "lz4 -12 --favor-decSpeed", "zstd": "zstd -19 -T0"}
     rows = []
     for tag in tags_of(d.rows("pack.tsv")):
         for codec in cli:

@@ -2,6 +2,7 @@
 // the trailing size stock images append, and every way a payload can be damaged.
 #include <doctest/doctest.h>
 #include <lz4.h>
+#include <lz4frame.h>
 #include <lz4hc.h>
 #include <lzma.h>
 #include <zlib.h>
@@ -141,7 +142,7 @@ TEST_CASE("detect_stream_format recognises every magic") {
 
 TEST_CASE("levels") {
   CHECK(default_level(Codec::kGzip) == 9);
-  CHECK(default_level(Codec::kLz4) == 9);
+  CHECK(default_level(Codec::kLz4) == 12);
   CHECK(default_level(Codec::kZstd) == 19);
   CHECK(default_level(Codec::kRaw) == 0);
   CHECK((min_level(Codec::kGzip) == 1 && max_level(Codec::kGzip) == 9));
@@ -196,6 +197,38 @@ TEST_CASE(
     // The frame ends with an EndMark (0).
     CHECK(le32_at(out, out.size() - 4) == 0);
   }
+}
+
+TEST_CASE("lz4 from level 10 on parses for the decoder (favorDecSpeed), the default level 12") {
+  const auto data = sample(200000, 5);
+  // LZ4F's own frame of the same bytes, one block like kpack's: the block after the 15-byte header
+  // (magic, FLG, BD, content size, header checksum) is the parser's choice.
+  auto lz4f_block = [&](int level, unsigned favor) {
+    LZ4F_preferences_t prefs{};
+    prefs.frameInfo.blockSizeID = LZ4F_max4MB;  // LZ4F_compressFrame shrinks it to fit: still one block
+    prefs.frameInfo.contentSize = data.size();
+    prefs.compressionLevel = level;
+    prefs.favorDecSpeed = favor;
+    std::vector<uint8_t> out(LZ4F_compressFrameBound(data.size(), &prefs));
+    const size_t n = LZ4F_compressFrame(out.data(), out.size(), data.data(), data.size(), &prefs);
+    REQUIRE_FALSE(LZ4F_isError(n));
+    out.resize(n);
+    const uint32_t size = le32_at(out, 15) & 0x7FFFFFFF;
+    return std::vector<uint8_t>(out.begin() + 15, out.begin() + 19 + size);
+  };
+  auto kpack_block = [&](int level) {
+    const auto out = frame(Codec::kLz4, data, level);
+    const uint32_t size = le32_at(out, 15) & 0x7FFFFFFF;
+    REQUIRE(out.size() == 15 + 4 + size + 4);  // one block, then the EndMark
+    return std::vector<uint8_t>(out.begin() + 15, out.begin() + 19 + size);
+  };
+  for (int level : {10, 12}) {
+    CAPTURE(level);
+    REQUIRE(lz4f_block(level, 1) != lz4f_block(level, 0));  // the sample is one where the parse differs
+    CHECK(kpack_block(level) == lz4f_block(level, 1));
+  }
+  CHECK(frame(Codec::kLz4, data) == frame(Codec::kLz4, data, 12));
+  CHECK(kpack_block(9) == lz4f_block(9, 0));  // below 10 LZ4HC has no such choice
 }
 
 TEST_CASE("zstd frame header records content size and no checksum (the frame table's XXH3 proves it)") {
