@@ -35,7 +35,7 @@ std::string relocations(const KernelInput& input) {
   return "relocations: " + std::string(origin) + (table ? ", " + describe_relocation_lists(*table) : "");
 }
 
-// "stub and records N, payload M (lz4 level 9, 12 frames on 2 threads)"
+// "stub and records N, payload M (lz4 level 12, 12 frames on 2 threads)"
 std::string payload(const PackedPayload& read, const PackOptions& options) {
   const PackerRecord& record = *read.packer_record;
   std::string text = "stub and records " + std::to_string(uint64_t{record.payload_offset}) + ", payload " +

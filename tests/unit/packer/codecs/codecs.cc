@@ -203,6 +203,10 @@ TEST_CASE("lz4 from level 10 on parses for the decoder (favorDecSpeed), the defa
   const auto data = sample(200000, 5);
   // LZ4F's own frame of the same bytes, one block like kpack's: the block after the 15-byte header
   // (magic, FLG, BD, content size, header checksum) is the parser's choice.
+  auto first_block = [](const std::vector<uint8_t>& out) {
+    const uint32_t size = le32_at(out, 15) & 0x7FFFFFFF;
+    return std::vector<uint8_t>(out.begin() + 15, out.begin() + 19 + size);
+  };
   auto lz4f_block = [&](int level, unsigned favor) {
     LZ4F_preferences_t prefs{};
     prefs.frameInfo.blockSizeID = LZ4F_max4MB;  // LZ4F_compressFrame shrinks it to fit: still one block
@@ -213,14 +217,12 @@ TEST_CASE("lz4 from level 10 on parses for the decoder (favorDecSpeed), the defa
     const size_t n = LZ4F_compressFrame(out.data(), out.size(), data.data(), data.size(), &prefs);
     REQUIRE_FALSE(LZ4F_isError(n));
     out.resize(n);
-    const uint32_t size = le32_at(out, 15) & 0x7FFFFFFF;
-    return std::vector<uint8_t>(out.begin() + 15, out.begin() + 19 + size);
+    return first_block(out);
   };
   auto kpack_block = [&](int level) {
     const auto out = frame(Codec::kLz4, data, level);
-    const uint32_t size = le32_at(out, 15) & 0x7FFFFFFF;
-    REQUIRE(out.size() == 15 + 4 + size + 4);  // one block, then the EndMark
-    return std::vector<uint8_t>(out.begin() + 15, out.begin() + 19 + size);
+    REQUIRE(out.size() == 15 + 4 + (le32_at(out, 15) & 0x7FFFFFFF) + 4);  // one block, then the EndMark
+    return first_block(out);
   };
   for (int level : {10, 12}) {
     CAPTURE(level);
